@@ -1,0 +1,423 @@
+"""The API server's side of every write: admission, identity, deletion semantics, events.
+
+Every change to the cluster, whether a user's operation or a controller's command, passes
+through `ApiServer`, which turns it into events handed to `emit` (the loop appends them and folds
+them into the state). A rejected user operation raises `Rejected`; a rejected controller command
+is an engine bug and raises too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import jsonpatch
+import msgspec
+
+from engine import admission
+from engine import events as ev
+from engine.names import generated_suffix, object_uid
+from engine.objects import (
+    API_VERSIONS,
+    CLUSTER_SCOPED,
+    KubeObject,
+    Node,
+    NodeCondition,
+    ObjectDecodeError,
+    ObjectMeta,
+    Pod,
+    PodCondition,
+    PodStatus,
+    decode_object,
+    kind_of,
+    replace,
+    to_manifest,
+)
+from engine.operations import Rejected
+from engine.state import Cluster
+
+CHANGE_CAUSE = "kubernetes.io/change-cause"
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+PROPAGATION_POLICIES = ("Background", "Foreground", "Orphan")
+
+PLURALS = {
+    "Pod": "pods",
+    "Node": "nodes",
+    "DaemonSet": "daemonsets.apps",
+    "StatefulSet": "statefulsets.apps",
+    "Deployment": "deployments.apps",
+    "ReplicaSet": "replicasets.apps",
+    "ControllerRevision": "controllerrevisions.apps",
+    "PersistentVolumeClaim": "persistentvolumeclaims",
+    "Service": "services",
+}
+
+
+class Audit(msgspec.Struct, frozen=True, kw_only=True):
+    by: str
+    reason: str
+    message: str = ""
+    trigger: int = 0
+    line: int = 0
+
+
+Emit = Callable[..., ev.Event]
+
+
+def not_found(kind: str, name: str) -> Rejected:
+    return Rejected(f'{PLURALS.get(kind, kind.lower())} "{name}" not found')
+
+
+class ApiServer:
+    def __init__(self, cluster: Cluster, emit: Emit, clock: Callable[[], datetime]) -> None:
+        self.cluster = cluster
+        self.emit = emit
+        self.clock = clock  # the loop's virtual clock, read once per write
+
+    @property
+    def now(self) -> datetime:
+        return self.clock()
+
+    # --- admission -----------------------------------------------------------------------------
+
+    def _admit(self, obj: KubeObject, old: KubeObject | None) -> KubeObject:
+        obj = admission.apply_defaults(obj)
+        errors = admission.validate(obj, old)
+        if errors:
+            first = errors[0]
+            kind = kind_of(obj)
+            raise Rejected(
+                f'{kind} "{obj.metadata.name}" is invalid: {"; ".join(str(e) for e in errors)}',
+                field=first.path,
+            )
+        return admission.with_generation(obj, old)
+
+    def require(self, kind: str, namespace: str, name: str) -> KubeObject:
+        obj = self.cluster.get(kind, "" if kind in CLUSTER_SCOPED else namespace, name)
+        if obj is None:
+            raise not_found(kind, name)
+        return obj
+
+    # --- writes --------------------------------------------------------------------------------
+
+    def create(self, obj: KubeObject, audit: Audit) -> KubeObject:
+        kind = kind_of(obj)
+        meta = obj.metadata
+        namespace = "" if kind in CLUSTER_SCOPED else (meta.namespace or "default")
+        name = meta.name
+        position = self.cluster.position + 1
+        if not name and meta.generate_name:
+            for attempt in range(100):
+                name = meta.generate_name + generated_suffix(
+                    meta.generate_name, namespace, position, attempt
+                )
+                if self.cluster.get(kind, namespace, name) is None:
+                    break
+        if self.cluster.get(kind, namespace, name) is not None:
+            raise Rejected(f'{PLURALS[kind]} "{name}" already exists', field="metadata.name")
+        meta = replace(
+            meta,
+            name=name,
+            namespace=namespace,
+            uid=object_uid(kind, namespace, name, position),
+            creation_timestamp=self.now,
+            deletion_timestamp=None,
+            resource_version=str(position),
+        )
+        obj = self._admit(replace(obj, api_version=API_VERSIONS[kind], metadata=meta), None)
+        self._emit(ev.ObjectCreated, obj, audit)
+        return obj
+
+    def update(self, obj: KubeObject, audit: Audit, event: type[ev.ObjectEvent] = ev.ObjectUpdated) -> KubeObject:
+        """Replace labels, annotations, ownerReferences, finalizers and spec; keep the rest."""
+        kind = kind_of(obj)
+        old = self.require(kind, obj.metadata.namespace, obj.metadata.name)
+        meta = replace(
+            old.metadata,
+            labels=obj.metadata.labels,
+            annotations=obj.metadata.annotations,
+            owner_references=obj.metadata.owner_references,
+            finalizers=obj.metadata.finalizers,
+        )
+        candidate = replace(obj, api_version=old.api_version, metadata=meta)
+        if hasattr(old, "status"):
+            candidate = replace(candidate, status=old.status)  # status has its own endpoint
+        candidate = self._admit(candidate, old)
+        if candidate == old:
+            return old  # a no-op write records nothing
+        if old.metadata.deletion_timestamp and not candidate.metadata.finalizers:
+            self._gone(old, audit)
+            return candidate
+        self._emit(event, candidate, audit)
+        return candidate
+
+    def update_status(self, obj: KubeObject, audit: Audit, event: type[ev.ObjectEvent] = ev.StatusUpdated) -> KubeObject:
+        kind = kind_of(obj)
+        old = self.require(kind, obj.metadata.namespace, obj.metadata.name)
+        candidate = replace(old, status=obj.status)  # type: ignore[attr-defined]
+        if candidate == old:
+            return old
+        self._emit(event, candidate, audit)
+        return candidate
+
+    def delete(self, kind: str, namespace: str, name: str, audit: Audit, *, propagation: str = "Background", uid: str = "", force: bool = False) -> None:
+        obj = self.cluster.get(kind, "" if kind in CLUSTER_SCOPED else namespace, name)
+        if obj is None or (uid and obj.metadata.uid != uid):
+            if audit.line:
+                raise not_found(kind, name)
+            return  # a controller deleting what is already gone: nothing to do (NotFound ignored)
+        if propagation not in PROPAGATION_POLICIES:
+            raise Rejected(
+                f'Unsupported value: "{propagation}": supported values: "Background", "Foreground", "Orphan"',
+                field="propagationPolicy",
+            )
+        meta = obj.metadata
+        if propagation in ("Foreground", "Orphan") and self.cluster.dependents.get(meta.uid):
+            finalizer = FOREGROUND if propagation == "Foreground" else ORPHAN
+            if meta.deletion_timestamp is None or finalizer not in meta.finalizers:
+                marked = replace(
+                    obj,
+                    metadata=replace(
+                        meta,
+                        deletion_timestamp=meta.deletion_timestamp or self.now,
+                        finalizers=sorted({*meta.finalizers, finalizer}),
+                    ),
+                )
+                self._emit(ev.DeletionStarted, marked, audit)
+            return
+        if isinstance(obj, Pod) and obj.spec.node_name and not force:
+            # graceful: the pod terminates on its node; the kubelet confirms it is gone
+            if meta.deletion_timestamp is None:
+                marked = replace(obj, metadata=replace(meta, deletion_timestamp=self.now))
+                self._emit(ev.DeletionStarted, marked, audit)
+            return
+        if meta.finalizers:
+            if meta.deletion_timestamp is None:
+                marked = replace(obj, metadata=replace(meta, deletion_timestamp=self.now))
+                self._emit(ev.DeletionStarted, marked, audit)
+            return
+        self._gone(obj, audit)
+
+    def remove_finalizer(self, kind: str, namespace: str, name: str, finalizer: str, audit: Audit) -> None:
+        obj = self.cluster.get(kind, namespace, name)
+        if obj is None or finalizer not in obj.metadata.finalizers:
+            return
+        rest = [f for f in obj.metadata.finalizers if f != finalizer]
+        updated = replace(obj, metadata=replace(obj.metadata, finalizers=rest))
+        if obj.metadata.deletion_timestamp is not None and not rest:
+            self._gone(obj, audit)
+        else:
+            self._emit(ev.ObjectUpdated, updated, audit)
+
+    def finish_deletion(self, namespace: str, name: str, uid: str, audit: Audit) -> None:
+        pod = self.cluster.pod(namespace, name)
+        if pod is not None and pod.metadata.uid == uid and pod.metadata.deletion_timestamp:
+            self._gone(pod, audit)
+
+    def bind(self, namespace: str, name: str, node: str, audit: Audit) -> None:
+        pod = self.cluster.pod(namespace, name)
+        if pod is None or pod.spec.node_name:
+            return
+        status = _with_condition(pod.status, "PodScheduled", "True", self.now)
+        bound = replace(pod, spec=replace(pod.spec, node_name=node), status=status)
+        self._emit(ev.PodBound, bound, audit)
+
+    def report_unschedulable(self, namespace: str, name: str, audit: Audit) -> None:
+        pod = self.cluster.pod(namespace, name)
+        if pod is None:
+            return
+        status = _with_condition(
+            replace(pod.status, phase=pod.status.phase or "Pending"),
+            "PodScheduled",
+            "False",
+            self.now,
+            reason="Unschedulable",
+            message=audit.message,
+        )
+        if status != pod.status:
+            self._emit(ev.PodScheduleFailed, replace(pod, status=status), audit)
+
+    def set_pod_status(self, namespace: str, name: str, status: PodStatus, audit: Audit) -> None:
+        pod = self.cluster.pod(namespace, name)
+        if pod is None or pod.status == status:
+            return
+        self._emit(ev.PodStatusChanged, replace(pod, status=status), audit)
+
+    # --- user operations -----------------------------------------------------------------------
+
+    def apply(self, obj: KubeObject, audit: Audit, cause: str = "") -> None:
+        kind = kind_of(obj)
+        namespace = "" if kind in CLUSTER_SCOPED else (obj.metadata.namespace or "default")
+        obj = replace(obj, metadata=replace(obj.metadata, namespace=namespace))
+        obj = _with_cause(obj, cause)
+        old = self.cluster.get(kind, namespace, obj.metadata.name)
+        if old is None:
+            self.create(obj, audit)
+            return
+        if isinstance(old, Pod):
+            _check_pod_update(old, obj)  # type: ignore[arg-type]
+        meta = replace(
+            old.metadata, labels=obj.metadata.labels, annotations=obj.metadata.annotations
+        )
+        self.update(replace(obj, metadata=meta), audit)
+
+    def patch(self, kind: str, namespace: str, name: str, audit: Audit, *, merge: Any = None, json_patch: Any = None, cause: str = "") -> None:
+        old = self.require(kind, namespace, name)
+        body = to_manifest(old)
+        try:
+            if merge is not None:
+                body = merge_patch(body, merge)
+            if json_patch is not None:
+                body = jsonpatch.apply_patch(body, json_patch)
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+            raise Rejected(f"the JSON patch does not apply: {exc}", field="json") from None
+        if not isinstance(body, dict):
+            raise Rejected("the patch must leave an object", field="merge")
+        meta = body.get("metadata") or {}
+        if not isinstance(meta, dict) or meta.get("name") != name or (
+            kind not in CLUSTER_SCOPED and meta.get("namespace") != old.metadata.namespace
+        ):
+            raise Rejected("metadata.name and metadata.namespace cannot be changed by a patch", field="metadata")
+        if body.get("kind") != kind:
+            raise Rejected("kind cannot be changed by a patch", field="kind")
+        try:
+            new = decode_object(body)
+        except ObjectDecodeError as exc:
+            field = exc.path.removeprefix("$.").removeprefix("$")
+            raise Rejected(f"the patched object is invalid: {exc.message}", field=field) from None
+        new = _with_cause(new, cause)
+        if isinstance(old, Pod):
+            _check_pod_update(old, new)  # type: ignore[arg-type]
+        if isinstance(old, Node) and new.status != old.status:  # type: ignore[attr-defined]
+            self.update_status(new, audit, ev.NodeConditionChanged)
+        self.update(new, audit)
+
+    def scale(self, kind: str, namespace: str, name: str, replicas: int, audit: Audit) -> None:
+        old = self.require(kind, namespace, name)
+        spec = getattr(old, "spec", None)
+        if spec is None or not hasattr(spec, "replicas"):
+            raise Rejected(f"{kind} has no scale subresource: only Deployment, ReplicaSet and StatefulSet can be scaled", field="kind")
+        self.update(replace(old, spec=replace(spec, replicas=replicas)), audit)
+
+    def set_paused(self, kind: str, namespace: str, name: str, paused: bool, audit: Audit) -> None:
+        old = self.require(kind, namespace, name)
+        spec = getattr(old, "spec", None)
+        if kind != "Deployment" or spec is None:
+            raise Rejected(f"{kind} cannot be paused or resumed: only Deployments can", field="kind")
+        self.update(replace(old, spec=replace(spec, paused=paused)), audit)
+
+    def set_node_condition(self, name: str, type_: str, status: str, audit: Audit) -> None:
+        node = self.cluster.node(name)
+        if node is None:
+            raise not_found("Node", name)
+        if status not in ("True", "False", "Unknown"):
+            raise Rejected(f'Unsupported value: "{status}": supported values: "True", "False", "Unknown"', field="status")
+        conditions = [c for c in node.status.conditions if c.type != type_]
+        current = next((c for c in node.status.conditions if c.type == type_), None)
+        if current is not None and current.status == status:
+            return
+        conditions.append(NodeCondition(type=type_, status=status, last_transition_time=self.now, last_heartbeat_time=self.now))
+        conditions.sort(key=lambda c: c.type)
+        self.update_status(replace(node, status=replace(node.status, conditions=conditions)), audit, ev.NodeConditionChanged)
+
+    def report_pod(self, pod: Pod, phase: str, ready: bool | None, audit: Audit) -> None:
+        status = pod.status
+        if phase:
+            if phase not in ("Pending", "Running", "Succeeded", "Failed", "Unknown"):
+                raise Rejected(f'Unsupported value: "{phase}": supported values: "Pending", "Running", "Succeeded", "Failed", "Unknown"', field="phase")
+            status = replace(status, phase=phase, start_time=status.start_time or self.now)
+        if ready is not None:
+            status = _with_condition(status, "Ready", "True" if ready else "False", self.now)
+            status = _with_condition(status, "ContainersReady", "True" if ready else "False", self.now)
+        if phase in ("Succeeded", "Failed"):
+            status = _with_condition(status, "Ready", "False", self.now, reason="PodCompleted")
+        self.set_pod_status(pod.metadata.namespace, pod.metadata.name, status, audit)
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _emit(self, event_type: type[ev.ObjectEvent], obj: KubeObject, audit: Audit) -> None:
+        position = self.cluster.position + 1
+        obj = replace(obj, metadata=replace(obj.metadata, resource_version=str(position)))
+        self.emit(event_type, object=obj, **_audit_fields(audit))
+
+    def _gone(self, obj: KubeObject, audit: Audit) -> None:
+        meta = obj.metadata
+        self.emit(
+            ev.ObjectDeleted,
+            kind=kind_of(obj),
+            namespace=meta.namespace,
+            name=meta.name,
+            uid=meta.uid,
+            owner_references=meta.owner_references,
+            node_name=obj.spec.node_name if isinstance(obj, Pod) else "",
+            **_audit_fields(audit),
+        )
+
+
+def _audit_fields(audit: Audit) -> dict[str, Any]:
+    return {
+        "by": audit.by,
+        "reason": audit.reason,
+        "message": audit.message,
+        "trigger": audit.trigger,
+        "line": audit.line,
+    }
+
+
+def _with_cause(obj: KubeObject, cause: str) -> KubeObject:
+    if not cause or kind_of(obj) not in ("DaemonSet", "StatefulSet", "Deployment", "ReplicaSet"):
+        return obj
+    annotations = {**obj.metadata.annotations, CHANGE_CAUSE: cause}
+    return replace(obj, metadata=replace(obj.metadata, annotations=annotations))
+
+
+def _check_pod_update(old: Pod, new: Pod) -> None:
+    """Mirrors ValidatePodUpdate: only container images and added tolerations may change."""
+    def frozen_spec(pod: Pod) -> Any:
+        containers = [replace(c, image="") for c in pod.spec.containers]
+        return replace(pod.spec, containers=containers, tolerations=[])
+    if frozen_spec(old) != frozen_spec(new) or not all(t in new.spec.tolerations for t in old.spec.tolerations):
+        raise Rejected(
+            "Forbidden: pod updates may not change fields other than `spec.containers[*].image` "
+            "or `spec.tolerations` (only additions to existing tolerations)",
+            field="spec",
+        )
+
+
+def _with_condition(status: PodStatus, type_: str, value: str, now: datetime, *, reason: str = "", message: str = "") -> PodStatus:
+    """Set a pod condition; lastTransitionTime moves only when the status flips."""
+    conditions = list(status.conditions)
+    for i, cond in enumerate(conditions):
+        if cond.type == type_:
+            if cond.status == value and cond.reason == reason and cond.message == message:
+                return status
+            moved = now if cond.status != value else cond.last_transition_time
+            conditions[i] = PodCondition(type=type_, status=value, last_transition_time=moved, reason=reason, message=message)
+            return replace(status, conditions=conditions)
+    conditions.append(PodCondition(type=type_, status=value, last_transition_time=now, reason=reason, message=message))
+    order = {"PodScheduled": 0, "Initialized": 1, "ContainersReady": 2, "Ready": 3}
+    conditions.sort(key=lambda c: (order.get(c.type, 9), c.type))
+    return replace(status, conditions=conditions)
+
+
+def with_condition(status: PodStatus, type_: str, value: str, now: datetime, *, reason: str = "", message: str = "") -> PodStatus:
+    return _with_condition(status, type_, value, now, reason=reason, message=message)
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch."""
+    if not isinstance(patch, dict):
+        return patch
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def empty_meta(name: str, namespace: str = "") -> ObjectMeta:
+    return ObjectMeta(name=name, namespace=namespace)

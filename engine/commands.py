@@ -1,0 +1,106 @@
+"""What controllers ask for: imperative commands as data, carried out by the loop alone.
+
+Every command carries `reason` (a short stable code) and `message` (a sentence with the numbers
+that drove the decision); the loop adds `by` and `trigger` when it records the resulting events.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from engine.objects import AnyObject, PodStatus
+
+
+class Command(msgspec.Struct, tag=True, tag_field="command", frozen=True, kw_only=True):
+    reason: str
+    message: str
+
+
+class CreateObject(Command, kw_only=True):
+    object: AnyObject
+
+
+class UpdateObject(Command, kw_only=True):
+    """Replace labels, annotations, owner references and spec (generation bookkeeping applies)."""
+
+    object: AnyObject
+
+
+class UpdateStatus(Command, kw_only=True):
+    object: AnyObject
+
+
+class DeleteObject(Command, kw_only=True):
+    kind: str
+    namespace: str = ""
+    name: str
+    uid: str = ""  # precondition: only delete this incarnation
+    propagation_policy: str = "Background"
+    force: bool = False  # skip graceful termination (as PodGC does)
+
+
+class RemoveFinalizer(Command, kw_only=True):
+    kind: str
+    namespace: str = ""
+    name: str
+    finalizer: str
+
+
+class FinishDeletion(Command, kw_only=True):
+    """The kubelet confirms a terminating pod is gone."""
+
+    namespace: str
+    name: str
+    uid: str
+
+
+class BindPod(Command, kw_only=True):
+    namespace: str
+    name: str
+    node: str
+
+
+class ReportUnschedulable(Command, kw_only=True):
+    namespace: str
+    name: str
+
+
+class SetPodStatus(Command, kw_only=True):
+    namespace: str
+    name: str
+    status: PodStatus
+
+
+class SetTimer(Command, kw_only=True):
+    key: str
+    due: datetime
+
+
+class RecordWarning(Command, kw_only=True):
+    kind: str
+    namespace: str = ""
+    name: str
+
+
+class RecordBackoff(Command, kw_only=True):
+    key: str
+    delay_seconds: float
+    updated: datetime
+
+
+AnyCommand = (
+    CreateObject
+    | UpdateObject
+    | UpdateStatus
+    | DeleteObject
+    | RemoveFinalizer
+    | FinishDeletion
+    | BindPod
+    | ReportUnschedulable
+    | SetPodStatus
+    | SetTimer
+    | RecordWarning
+    | RecordBackoff
+)

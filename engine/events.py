@@ -1,0 +1,177 @@
+"""Every domain event the engine records: past-tense facts in one tagged union.
+
+Each event carries its `position` in the log (the engine's etcd revision, contiguous from 1) and
+the virtual time `at`. Events that change something also carry the audit fields: `by` (who
+decided), `reason` (a short stable code), `message` (a sentence with the numbers that drove it),
+`trigger` (the position of the event that caused the reconcile, 0 for a user operation) and
+`line` (the history line of a user operation, 0 otherwise). Object events carry the whole object
+as it is afterwards, so the state fold is a plain put.
+
+New fields must get defaults: the log is read back with these classes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from engine.objects import AnyObject, OwnerReference
+
+
+class Event(msgspec.Struct, tag=True, tag_field="type", frozen=True, kw_only=True, omit_defaults=True):
+    position: int
+    at: datetime
+    by: str = ""
+    reason: str = ""
+    message: str = ""
+    trigger: int = 0
+    line: int = 0
+
+
+class ObjectEvent(Event, kw_only=True):
+    object: AnyObject
+
+
+class ObjectCreated(ObjectEvent, kw_only=True):
+    """An object was created (by a user operation or a controller)."""
+
+
+class ObjectUpdated(ObjectEvent, kw_only=True):
+    """Labels, annotations, owner references or spec of an object changed."""
+
+
+class StatusUpdated(ObjectEvent, kw_only=True):
+    """A controller wrote an object's status."""
+
+
+class PodBound(ObjectEvent, kw_only=True):
+    """The scheduler bound a pod to a node (spec.nodeName set)."""
+
+
+class PodScheduleFailed(ObjectEvent, kw_only=True):
+    """No node fits the pod; its PodScheduled condition says why."""
+
+
+class PodStatusChanged(ObjectEvent, kw_only=True):
+    """A kubelet (simulated or recorded) reported a pod's phase or readiness."""
+
+
+class NodeConditionChanged(ObjectEvent, kw_only=True):
+    """A node condition changed."""
+
+
+class DeletionStarted(ObjectEvent, kw_only=True):
+    """The object got a deletionTimestamp (terminating pod, or finalizers to run)."""
+
+
+class ObjectDeleted(Event, kw_only=True):
+    """The object is gone from the API."""
+
+    kind: str
+    namespace: str = ""
+    name: str
+    uid: str
+    # so watchers can still find the controller of what is gone
+    owner_references: list[OwnerReference] = msgspec.field(default_factory=list)
+    node_name: str = ""
+
+
+class KubeletPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    mode: str = "simulated"
+    ready_after_seconds: float = 0.0
+    fail_images: list[str] = msgspec.field(default_factory=list)
+    never_ready_images: list[str] = msgspec.field(default_factory=list)
+
+
+class KubeletConfigured(Event, kw_only=True):
+    """How the simulated kubelets treat pods from now on."""
+
+    policy: KubeletPolicy
+
+
+class ClockAdvanced(Event, kw_only=True):
+    """Virtual time moved to `at` with no other change (an `advance` operation)."""
+
+
+class TimerSet(Event, kw_only=True):
+    """`owner` asked to look at `key` again at `due` (requeue as data)."""
+
+    owner: str
+    key: str
+    due: datetime
+
+
+class TimerFired(Event, kw_only=True):
+    """Virtual time reached a timer; `owner` reconciles `key` now."""
+
+    owner: str
+    key: str
+
+
+class WarningRecorded(Event, kw_only=True):
+    """A Kubernetes Warning event about an object (e.g. SelectingAll, FailedScheduling)."""
+
+    kind: str
+    namespace: str = ""
+    name: str
+
+
+class BackoffRecorded(Event, kw_only=True):
+    """A controller's per-key backoff moved (e.g. failed daemon pods on one node)."""
+
+    key: str
+    delay_seconds: float
+    updated: datetime
+
+
+AnyEvent = (
+    ObjectCreated
+    | ObjectUpdated
+    | StatusUpdated
+    | PodBound
+    | PodScheduleFailed
+    | PodStatusChanged
+    | NodeConditionChanged
+    | DeletionStarted
+    | ObjectDeleted
+    | KubeletConfigured
+    | ClockAdvanced
+    | TimerSet
+    | TimerFired
+    | WarningRecorded
+    | BackoffRecorded
+)
+
+OBJECT_EVENTS = (
+    ObjectCreated,
+    ObjectUpdated,
+    StatusUpdated,
+    PodBound,
+    PodScheduleFailed,
+    PodStatusChanged,
+    NodeConditionChanged,
+    DeletionStarted,
+)
+
+ENCODER = msgspec.json.Encoder(order="deterministic")
+DECODER = msgspec.json.Decoder(AnyEvent)
+
+
+def encode(event: Event) -> bytes:
+    return ENCODER.encode(event)
+
+
+def decode(data: bytes) -> AnyEvent:
+    event: AnyEvent = DECODER.decode(data)
+    return event
+
+
+def subject(event: Event) -> tuple[str, str, str] | None:
+    """The (kind, namespace, name) an event is about, if any."""
+    if isinstance(event, ObjectEvent):
+        meta = event.object.metadata
+        return (type(event.object).__name__, meta.namespace, meta.name)
+    if isinstance(event, ObjectDeleted | WarningRecorded):
+        return (event.kind, event.namespace, event.name)
+    return None

@@ -1,0 +1,114 @@
+"""Pod removal that no workload controller asks for: PodGC and NoExecute taint eviction.
+
+- PodGC (mirrors podgc `gcOrphaned`): a pod bound to a node that no longer exists is force
+  deleted.
+- Taint eviction (mirrors tainteviction `processPodOnNode`): a pod on a node with a NoExecute
+  taint it does not tolerate is deleted at once; if every matching toleration has
+  tolerationSeconds, it is deleted when the shortest one runs out (a recorded timer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+
+from engine import commands as cmd
+from engine import events as ev
+from engine.objects import Node, Pod, replace
+from engine.scheduler import pod_key, split_key
+from engine.state import Cluster
+from engine.tolerations import tolerates
+
+
+class PodGarbageCollector:
+    name = "pod-garbage-collector"
+
+    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+        if isinstance(event, ev.ObjectDeleted) and event.kind == "Node":
+            return [f"{ns}/{name}" for ns, name in sorted(cluster.pods_by_node.get(event.name, ()))]
+        if isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod):
+            node = event.object.spec.node_name
+            if node and cluster.node(node) is None:
+                return (pod_key(event.object),)
+        return ()
+
+    def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
+        ns, name = split_key(key)
+        pod = cluster.pod(ns, name)
+        if pod is None or not pod.spec.node_name or cluster.node(pod.spec.node_name) is not None:
+            return []
+        return [
+            cmd.DeleteObject(
+                kind="Pod",
+                namespace=ns,
+                name=name,
+                uid=pod.metadata.uid,
+                force=True,
+                reason="node-deleted",
+                message=f"node {pod.spec.node_name} no longer exists: PodGC force-deletes the orphaned pod",
+            )
+        ]
+
+
+def _noexecute_deadline(pod: Pod, node: Node) -> tuple[str | None, datetime | None]:
+    """(the first untolerated NoExecute taint, or None; the earliest tolerationSeconds deadline)."""
+    deadline: datetime | None = None
+    for taint in node.spec.taints:
+        if taint.effect != "NoExecute":
+            continue
+        matching = [t for t in pod.spec.tolerations if tolerates(t, taint)]
+        shown = f"{taint.key}={taint.value}:NoExecute" if taint.value else f"{taint.key}:NoExecute"
+        if not matching:
+            return shown, None
+        if all(t.toleration_seconds is not None for t in matching) and taint.time_added:
+            seconds = min(t.toleration_seconds or 0 for t in matching)
+            due = taint.time_added + timedelta(seconds=max(seconds, 0))
+            deadline = due if deadline is None else min(deadline, due)
+    return None, deadline
+
+
+class TaintEvictionController:
+    name = "taint-eviction-controller"
+
+    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+        if isinstance(event, ev.ObjectEvent):
+            obj = event.object
+            if isinstance(obj, Node):
+                if any(t.effect == "NoExecute" for t in obj.spec.taints):
+                    return [f"{ns}/{name}" for ns, name in sorted(cluster.pods_by_node.get(obj.metadata.name, ()))]
+            elif isinstance(obj, Pod) and obj.spec.node_name:
+                node = cluster.node(obj.spec.node_name)
+                if node is not None and any(t.effect == "NoExecute" for t in node.spec.taints):
+                    return (pod_key(obj),)
+        return ()
+
+    def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
+        ns, name = split_key(key)
+        pod = cluster.pod(ns, name)
+        if pod is None or pod.metadata.deletion_timestamp is not None or not pod.spec.node_name:
+            return []
+        node = cluster.node(pod.spec.node_name)
+        if node is None:
+            return []
+        taint, deadline = _noexecute_deadline(pod, node)
+        delete = cmd.DeleteObject(
+            kind="Pod",
+            namespace=ns,
+            name=name,
+            uid=pod.metadata.uid,
+            reason="taint-eviction",
+            message="",
+        )
+        if taint is not None:
+            message = f"node {node.metadata.name} has taint {taint} that the pod does not tolerate"
+            return [replace(delete, message=message)]
+        if deadline is None:
+            return []
+        if deadline <= now:
+            message = (
+                f"the pod's tolerationSeconds for a NoExecute taint on {node.metadata.name} "
+                f"ran out at {deadline.isoformat()}"
+            )
+            return [replace(delete, message=message)]
+        return [cmd.SetTimer(key=key, due=deadline, reason="toleration-seconds", message=f"evict {key} at {deadline.isoformat()} unless the taint goes")]
+

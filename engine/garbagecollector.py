@@ -1,0 +1,136 @@
+"""Garbage collection through ownerReferences, as kube-controller-manager's garbagecollector.
+
+- Background: the owner goes at once; dependents whose owners are all gone are deleted after.
+- Foreground: the owner stays with a deletionTimestamp and the `foregroundDeletion` finalizer
+  until its dependents are gone, then it goes.
+- Orphan: the owner's ownerReferences are removed from its dependents (the `orphan` finalizer),
+  then the owner goes and the dependents stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from engine import commands as cmd
+from engine import events as ev
+from engine.apiserver import FOREGROUND, ORPHAN
+from engine.objects import KubeObject, kind_of, replace
+from engine.state import Cluster, ObjectKey
+
+
+def key_of(key: ObjectKey) -> str:
+    return "/".join(key)
+
+
+def parse_key(key: str) -> ObjectKey:
+    kind, ns, name = key.split("/", 2)
+    return kind, ns, name
+
+
+def _describe(obj: KubeObject) -> str:
+    ns = obj.metadata.namespace
+    return f"{kind_of(obj)} {ns + '/' if ns else ''}{obj.metadata.name}"
+
+
+class GarbageCollector:
+    name = "garbage-collector"
+
+    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+        keys: list[str] = []
+        if isinstance(event, ev.ObjectDeleted):
+            keys += [key_of(k) for k in sorted(cluster.dependents.get(event.uid, ()))]
+            for ref in event.owner_references:  # a dependent left: a foreground owner may finish
+                owner = cluster.by_uid.get(ref.uid)
+                if owner is not None:
+                    keys.append(key_of(owner))
+        elif isinstance(event, ev.ObjectEvent):
+            meta = event.object.metadata
+            if meta.deletion_timestamp is not None and meta.finalizers:
+                keys.append(key_of((kind_of(event.object), meta.namespace, meta.name)))
+            if any(ref.uid not in cluster.by_uid for ref in meta.owner_references):
+                keys.append(key_of((kind_of(event.object), meta.namespace, meta.name)))
+        return keys
+
+    def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
+        kind, ns, name = parse_key(key)
+        obj = cluster.get(kind, ns, name)
+        if obj is None:
+            return []
+        meta = obj.metadata
+        out: list[cmd.Command] = []
+        if meta.deletion_timestamp is not None and ORPHAN in meta.finalizers:
+            deps = cluster.by_owner(meta.uid)
+            for dep in deps:
+                refs = [r for r in dep.metadata.owner_references if r.uid != meta.uid]
+                out.append(
+                    cmd.UpdateObject(
+                        object=replace(dep, metadata=replace(dep.metadata, owner_references=refs)),
+                        reason="orphaned",
+                        message=f"{_describe(obj)} is deleted with propagationPolicy Orphan: its ownerReference is removed and this object stays",
+                    )
+                )
+            out.append(
+                cmd.RemoveFinalizer(
+                    kind=kind,
+                    namespace=ns,
+                    name=name,
+                    finalizer=ORPHAN,
+                    reason="orphan-finalized",
+                    message=f"{len(deps)} dependents orphaned; {_describe(obj)} is removed",
+                )
+            )
+            return out
+        if meta.deletion_timestamp is not None and FOREGROUND in meta.finalizers:
+            deps = cluster.by_owner(meta.uid)
+            for dep in deps:
+                if dep.metadata.deletion_timestamp is None:
+                    out.append(
+                        cmd.DeleteObject(
+                            kind=kind_of(dep),
+                            namespace=dep.metadata.namespace,
+                            name=dep.metadata.name,
+                            uid=dep.metadata.uid,
+                            reason="foreground-deletion",
+                            message=f"owner {_describe(obj)} is deleted with propagationPolicy Foreground: dependents go first",
+                        )
+                    )
+            if not deps:
+                out.append(
+                    cmd.RemoveFinalizer(
+                        kind=kind,
+                        namespace=ns,
+                        name=name,
+                        finalizer=FOREGROUND,
+                        reason="foreground-finalized",
+                        message=f"every dependent of {_describe(obj)} is gone; the owner is removed",
+                    )
+                )
+            return out
+        refs = meta.owner_references
+        if not refs:
+            return []
+        alive = [r for r in refs if r.uid in cluster.by_uid]
+        gone = [f"{r.kind} {r.name}" for r in refs if r.uid not in cluster.by_uid]
+        if not gone:
+            return []
+        if not alive:
+            if meta.deletion_timestamp is not None:
+                return []
+            return [
+                cmd.DeleteObject(
+                    kind=kind,
+                    namespace=ns,
+                    name=name,
+                    uid=meta.uid,
+                    reason="owner-deleted",
+                    message=f"every owner is gone ({', '.join(gone)} was deleted): the dependent is deleted too",
+                )
+            ]
+        return [
+            cmd.UpdateObject(
+                object=replace(obj, metadata=replace(meta, owner_references=alive)),
+                reason="dangling-owner-removed",
+                message=f"owner {', '.join(gone)} is gone; its ownerReference is removed",
+            )
+        ]

@@ -1,0 +1,125 @@
+"""The simulated kubelets: start bound pods per the recorded policy, confirm terminations.
+
+Policy (the `kubelet` operation) applies to pods started from then on: an image in `failImages`
+makes the pod Failed, one in `neverReadyImages` leaves it Running and not Ready, otherwise it is
+Running and becomes Ready `readyAfter` after it started (a recorded timer). In `recorded` mode
+nothing is started; only `pod-status` operations move pods. Terminating pods are confirmed gone
+at the same instant in both modes (no grace period is modelled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+
+from engine import commands as cmd
+from engine import events as ev
+from engine.apiserver import with_condition
+from engine.objects import Pod, PodStatus, replace
+from engine.scheduler import pod_key, split_key
+from engine.state import Cluster
+
+
+def is_ready(pod: Pod) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions)
+
+
+def _conditions(status: PodStatus, ready: bool, now: datetime, reason: str = "") -> PodStatus:
+    value = "True" if ready else "False"
+    why = "" if ready else (reason or "ContainersNotReady")
+    status = with_condition(status, "Initialized", "True", now)
+    status = with_condition(status, "ContainersReady", value, now, reason=why)
+    return with_condition(status, "Ready", value, now, reason=why)
+
+
+class Kubelet:
+    name = "kubelet"
+
+    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+        if isinstance(event, ev.ObjectEvent):
+            obj = event.object
+            if isinstance(obj, Pod) and obj.spec.node_name:
+                return (pod_key(obj),)
+        return ()
+
+    def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
+        ns, name = split_key(key)
+        pod = cluster.pod(ns, name)
+        if pod is None or not pod.spec.node_name:
+            return []
+        node = pod.spec.node_name
+        if pod.metadata.deletion_timestamp is not None:
+            return [
+                cmd.FinishDeletion(
+                    namespace=ns,
+                    name=name,
+                    uid=pod.metadata.uid,
+                    reason="pod-terminated",
+                    message=f"kubelet on {node} stopped the pod's containers; the pod is gone",
+                )
+            ]
+        policy = cluster.kubelet
+        if policy.mode == "recorded" or cluster.node(node) is None:
+            return []
+        images = [c.image for c in pod.spec.containers]
+        status = pod.status
+        if status.phase in ("", "Pending"):
+            failing = sorted(set(images) & set(policy.fail_images))
+            if failing:
+                failed = replace(_conditions(status, False, now, "PodFailed"), phase="Failed", start_time=now, reason="Error")
+                return [
+                    cmd.SetPodStatus(
+                        namespace=ns,
+                        name=name,
+                        status=failed,
+                        reason="image-failed",
+                        message=f"kubelet on {node} started the pod and it failed: image {failing[0]} is in failImages",
+                    )
+                ]
+            running = replace(status, phase="Running", start_time=now)
+            never = sorted(set(images) & set(policy.never_ready_images))
+            if never:
+                return [
+                    cmd.SetPodStatus(
+                        namespace=ns,
+                        name=name,
+                        status=_conditions(running, False, now),
+                        reason="never-ready",
+                        message=f"kubelet on {node} started the pod; image {never[0]} is in neverReadyImages, so it stays not Ready",
+                    )
+                ]
+            delay = policy.ready_after_seconds
+            if delay <= 0:
+                return [
+                    cmd.SetPodStatus(
+                        namespace=ns,
+                        name=name,
+                        status=_conditions(running, True, now),
+                        reason="pod-started",
+                        message=f"kubelet on {node} started the pod; it is Running and Ready",
+                    )
+                ]
+            due = now + timedelta(seconds=delay)
+            return [
+                cmd.SetPodStatus(
+                    namespace=ns,
+                    name=name,
+                    status=_conditions(running, False, now),
+                    reason="pod-started",
+                    message=f"kubelet on {node} started the pod; it becomes Ready after readyAfter {delay:g}s, at {due.isoformat()}",
+                ),
+                cmd.SetTimer(key=key, due=due, reason="ready-after", message=f"pod {key} becomes Ready at {due.isoformat()}"),
+            ]
+        if status.phase == "Running" and not is_ready(pod):
+            due = cluster.ready_at.get((ns, name))
+            if due is not None and due <= now and not set(images) & set(policy.never_ready_images):
+                return [
+                    cmd.SetPodStatus(
+                        namespace=ns,
+                        name=name,
+                        status=_conditions(status, True, now),
+                        reason="pod-ready",
+                        message=f"kubelet on {node} reports the pod Ready (readyAfter elapsed)",
+                    )
+                ]
+        return []

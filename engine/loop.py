@@ -1,0 +1,400 @@
+"""The reconcile loop: the one place that acts.
+
+After each accepted operation, every actor (controllers, garbage collector, scheduler, kubelets)
+runs until nothing is left to do at that virtual instant. An actor is a pure function of the
+cluster and `now` that returns commands; the loop carries them out through the API server, which
+records events; each event wakes the actors that watch it (their `keys_for`), with the event's
+position as the trigger of the next reconcile. Work is visited in a total order (actors in their
+fixed order, keys sorted), so the log never depends on hash seeds or timing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+import msgspec
+
+from engine import commands as cmd
+from engine import events as ev
+from engine import operations as op
+from engine.apiserver import ApiServer, Audit
+from engine.objects import CLUSTER_SCOPED, Pod
+from engine.state import Cluster
+
+MAX_PASSES_PER_INSTANT = 10_000
+DEFAULT_SETTLE_LIMIT = timedelta(hours=1)
+
+
+class Controller(Protocol):
+    """An actor plugged into the loop."""
+
+    name: str
+
+    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+        """The keys this actor must look at after `event` (its informer handlers)."""
+        ...
+
+    def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
+        """Pure: what to do about `key`, as commands. A converged key yields []."""
+        ...
+
+
+class LoopError(RuntimeError):
+    """The engine itself misbehaved (a controller asked for something impossible)."""
+
+
+class Settled(msgspec.Struct, frozen=True):
+    """How a run ended: at rest, or stopped at the settle bound with timers still pending."""
+
+    at_rest: bool
+    now: datetime | None
+    next_timer: datetime | None = None
+    pending: int = 0
+
+
+class Engine:
+    def __init__(
+        self,
+        cluster: Cluster | None = None,
+        controllers: Sequence[Controller] | None = None,
+        settle_limit: timedelta = DEFAULT_SETTLE_LIMIT,
+    ) -> None:
+        if controllers is None:
+            from engine.actors import default_actors
+
+            controllers = default_actors()
+        self.cluster = cluster if cluster is not None else Cluster()
+        self.controllers = list(controllers)
+        self.by_name = {c.name: c for c in self.controllers}
+        self.dirty: dict[str, dict[str, int]] = {c.name: {} for c in self.controllers}
+        self.settle_limit = settle_limit
+        self.now: datetime | None = self.cluster.now
+        self.events: list[ev.Event] = []
+        self.api = ApiServer(self.cluster, self._emit, self._clock)
+
+    def _clock(self) -> datetime:
+        assert self.now is not None, "no operation has set the virtual clock yet"
+        return self.now
+
+    # --- recording -----------------------------------------------------------------------------
+
+    def _emit(self, event_type: type[ev.Event], **fields: Any) -> ev.Event:
+        assert self.now is not None
+        event = event_type(position=self.cluster.position + 1, at=self.now, **fields)
+        self.cluster.evolve(event)
+        self.events.append(event)
+        for actor in self.controllers:
+            keys = actor.keys_for(event, self.cluster)
+            if keys:
+                queue = self.dirty[actor.name]
+                for key in keys:
+                    queue[key] = event.position
+        return event
+
+    def take_events(self) -> list[ev.Event]:
+        out, self.events = self.events, []
+        return out
+
+    # --- time ----------------------------------------------------------------------------------
+
+    def advance_to(self, at: datetime) -> None:
+        """Fire every timer due by `at`, each at its own instant, then move the clock to `at`."""
+        while True:
+            due = self.cluster.next_timer()
+            if due is None or due > at:
+                break
+            self._fire(due)
+        if self.now is None or at > self.now:
+            self.now = at
+
+    def _fire(self, due: datetime) -> None:
+        if self.now is None or due > self.now:
+            self.now = due
+        for when, owner, key in list(self.cluster.due_timers(due)):
+            if when != due:
+                continue
+            armed = self.cluster.timer_set_at.get((when, owner, key), 0)
+            fired = self._emit(
+                ev.TimerFired, owner=owner, key=key, by=owner, reason="timer", trigger=armed
+            )
+            if owner in self.dirty:
+                self.dirty[owner][key] = fired.position
+        self.settle()
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    def settle(self) -> None:
+        """Run every actor until no work is left at this instant."""
+        for _ in range(MAX_PASSES_PER_INSTANT):
+            if not any(self.dirty.values()):
+                return
+            for actor in self.controllers:
+                queue = self.dirty[actor.name]
+                if not queue:
+                    continue
+                work = sorted(queue.items())
+                queue.clear()
+                for key, trigger in work:
+                    assert self.now is not None
+                    for command in actor.reconcile(key, self.cluster, self.now):
+                        self.execute(command, actor.name, trigger)
+        raise LoopError(
+            f"no rest after {MAX_PASSES_PER_INSTANT} passes at {self.now}: "
+            f"still busy: {sorted(n for n, q in self.dirty.items() if q)}"
+        )
+
+    def execute(self, command: cmd.Command, by: str, trigger: int) -> None:
+        audit = Audit(by=by, reason=command.reason, message=command.message, trigger=trigger)
+        api = self.api
+        try:
+            match command:
+                case cmd.CreateObject(object=obj):
+                    api.create(obj, audit)
+                case cmd.UpdateObject(object=obj):
+                    api.update(obj, audit)
+                case cmd.UpdateStatus(object=obj):
+                    api.update_status(obj, audit)
+                case cmd.DeleteObject():
+                    api.delete(
+                        command.kind,
+                        command.namespace,
+                        command.name,
+                        audit,
+                        propagation=command.propagation_policy,
+                        uid=command.uid,
+                        force=command.force,
+                    )
+                case cmd.RemoveFinalizer():
+                    api.remove_finalizer(
+                        command.kind, command.namespace, command.name, command.finalizer, audit
+                    )
+                case cmd.FinishDeletion():
+                    api.finish_deletion(command.namespace, command.name, command.uid, audit)
+                case cmd.BindPod():
+                    api.bind(command.namespace, command.name, command.node, audit)
+                case cmd.ReportUnschedulable():
+                    api.report_unschedulable(command.namespace, command.name, audit)
+                case cmd.SetPodStatus():
+                    api.set_pod_status(command.namespace, command.name, command.status, audit)
+                case cmd.SetTimer():
+                    self._set_timer(by, command, audit)
+                case cmd.RecordWarning():
+                    self._emit(
+                        ev.WarningRecorded,
+                        kind=command.kind,
+                        namespace=command.namespace,
+                        name=command.name,
+                        by=by,
+                        reason=command.reason,
+                        message=command.message,
+                        trigger=trigger,
+                    )
+                case cmd.RecordBackoff():
+                    self._emit(
+                        ev.BackoffRecorded,
+                        key=command.key,
+                        delay_seconds=command.delay_seconds,
+                        updated=command.updated,
+                        by=by,
+                        reason=command.reason,
+                        message=command.message,
+                        trigger=trigger,
+                    )
+                case _:
+                    raise LoopError(f"unknown command {command!r}")
+        except op.Rejected as exc:
+            raise LoopError(f"{by} issued a command the API server rejected: {exc}") from exc
+
+    def _set_timer(self, owner: str, command: cmd.SetTimer, audit: Audit) -> None:
+        assert self.now is not None
+        if command.due <= self.now:
+            self.dirty[owner][command.key] = audit.trigger
+            return
+        if (command.due, owner, command.key) in self.cluster.timers:
+            return
+        self._emit(
+            ev.TimerSet,
+            owner=owner,
+            key=command.key,
+            due=command.due,
+            by=owner,
+            reason=command.reason,
+            message=command.message,
+            trigger=audit.trigger,
+        )
+
+    # --- operations ----------------------------------------------------------------------------
+
+    def run(self, operations: Iterable[op.Operation]) -> None:
+        """Carry out operations in order, each followed by a run to rest. Raises Rejected."""
+        for operation in operations:
+            if self.now is not None and operation.at < self.now:
+                raise op.Rejected(
+                    f"time goes backwards: {operation.at.isoformat()} is before "
+                    f"{self.now.isoformat()}",
+                    field="at",
+                    line=operation.line,
+                )
+            self.advance_to(operation.at)
+            try:
+                self.perform(operation)
+            except op.Rejected as exc:
+                exc.line = operation.line
+                raise
+            self.settle()
+
+    def finish(self) -> Settled:
+        """Keep advancing virtual time to the next due timer until the cluster is at rest."""
+        if self.now is None:
+            return Settled(at_rest=True, now=None)
+        bound = self.now + self.settle_limit
+        while (due := self.cluster.next_timer()) is not None and due <= bound:
+            self._fire(due)
+        due = self.cluster.next_timer()
+        return Settled(
+            at_rest=due is None, now=self.now, next_timer=due, pending=len(self.cluster.timers)
+        )
+
+    def perform(self, operation: op.Operation) -> None:
+        from engine.rollback import rollout_undo
+
+        api = self.api
+        actor = operation.actor
+        line = operation.line
+
+        def audit(by: str, reason: str, message: str) -> Audit:
+            return Audit(by=actor or by, reason=reason, message=message, line=line)
+
+        match operation:
+            case op.Apply(object=obj):
+                kind = type(obj).__name__
+                ns = "" if kind in CLUSTER_SCOPED else (obj.metadata.namespace or "default")
+                exists = api.cluster.get(kind, ns, obj.metadata.name) is not None
+                verb = "configured" if exists else "created"
+                api.apply(
+                    obj,
+                    audit("kubectl", "apply", f"{kind} {_qualified(ns, obj.metadata.name)} {verb}"),
+                    operation.cause,
+                )
+            case op.Patch():
+                api.patch(
+                    operation.kind,
+                    operation.namespace,
+                    operation.name,
+                    audit("kubectl", "patch", f"{operation.kind} {_qualified(operation.namespace, operation.name)} patched"),
+                    merge=operation.merge,
+                    json_patch=operation.json_patch,
+                    cause=operation.cause,
+                )
+            case op.Delete():
+                api.delete(
+                    operation.kind,
+                    "" if operation.kind in CLUSTER_SCOPED else operation.namespace,
+                    operation.name,
+                    audit(
+                        "kubectl",
+                        "delete",
+                        f"{operation.kind} {_qualified(operation.namespace, operation.name)} deleted "
+                        f"(propagationPolicy {operation.propagation_policy})",
+                    ),
+                    propagation=operation.propagation_policy,
+                )
+            case op.Scale():
+                api.scale(
+                    operation.kind,
+                    operation.namespace,
+                    operation.name,
+                    operation.replicas,
+                    audit("kubectl", "scale", f"{operation.kind} {_qualified(operation.namespace, operation.name)} scaled to {operation.replicas} replicas"),
+                )
+            case op.RolloutPause() | op.RolloutResume():
+                paused = isinstance(operation, op.RolloutPause)
+                word = "paused" if paused else "resumed"
+                api.set_paused(
+                    operation.kind,
+                    operation.namespace,
+                    operation.name,
+                    paused,
+                    audit("kubectl", f"rollout-{'pause' if paused else 'resume'}", f"{operation.kind} {_qualified(operation.namespace, operation.name)} {word}"),
+                )
+            case op.RolloutUndo():
+                rollout_undo(api, operation, audit("kubectl", "rollout-undo", ""))
+            case op.PodStatusReport():
+                pod = find_reported_pod(self.cluster, operation)
+                what = ", ".join(
+                    x
+                    for x in (
+                        f"phase {operation.phase}" if operation.phase else "",
+                        f"ready={str(operation.ready).lower()}" if operation.ready is not None else "",
+                    )
+                    if x
+                )
+                api.report_pod(
+                    pod,
+                    operation.phase,
+                    operation.ready,
+                    audit(f"kubelet/{pod.spec.node_name or 'unknown'}", "pod-status", f"reported {what}"),
+                )
+            case op.NodeConditionChange():
+                api.set_node_condition(
+                    operation.name,
+                    operation.type,
+                    operation.status,
+                    audit(f"kubelet/{operation.name}", "node-condition", f"{operation.type}={operation.status}"),
+                )
+            case op.ConfigureKubelet(policy=policy):
+                self._emit(
+                    ev.KubeletConfigured,
+                    policy=policy,
+                    by=actor or "admin",
+                    reason="kubelet",
+                    message=describe_policy(policy),
+                    line=line,
+                )
+            case op.Advance():
+                self._emit(ev.ClockAdvanced, by=actor or "clock", reason="advance", line=line)
+            case _:
+                raise op.Rejected(f"unsupported operation {type(operation).__name__}")
+
+
+def _qualified(namespace: str, name: str) -> str:
+    return f"{namespace}/{name}" if namespace else name
+
+
+def describe_policy(policy: ev.KubeletPolicy) -> str:
+    if policy.mode == "recorded":
+        return "simulated kubelets off: only pod-status operations move pods"
+    parts = [f"pods become Ready {policy.ready_after_seconds:g}s after they start"]
+    if policy.fail_images:
+        parts.append(f"images {', '.join(policy.fail_images)} fail")
+    if policy.never_ready_images:
+        parts.append(f"images {', '.join(policy.never_ready_images)} never become Ready")
+    return "; ".join(parts)
+
+
+def find_reported_pod(cluster: Cluster, report: op.PodStatusReport) -> Pod:
+    from engine.nodeaffinity import pod_target_node
+
+    if report.name:
+        pod = cluster.pod(report.namespace, report.name)
+        if pod is None:
+            raise op.Rejected(f'pods "{report.name}" not found', field="name")
+        return pod
+    owner = cluster.get(report.owner_kind, report.namespace, report.owner_name)
+    if owner is None:
+        raise op.Rejected(
+            f'{report.owner_kind.lower()} "{report.owner_name}" not found', field="owner"
+        )
+    for obj in cluster.by_owner(owner.metadata.uid, "Pod"):
+        if (
+            isinstance(obj, Pod)
+            and obj.metadata.deletion_timestamp is None
+            and pod_target_node(obj.spec) == report.node
+        ):
+            return obj
+    raise op.Rejected(
+        f"{report.owner_kind} {report.owner_name} has no pod on node {report.node!r}",
+        field="node",
+    )

@@ -1,0 +1,30 @@
+"""Deterministic identities: uids are uuid5 of the object key, generated names hash stable inputs."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+KREPLAY_NAMESPACE = uuid.UUID("6f1c5e0a-3d6b-5b8e-9a53-2f0d9c6e7a41")
+
+# Kubernetes' rand.String alphabet (no vowels, no 0/1/3, so no words or look-alikes)
+ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def object_uid(kind: str, namespace: str, name: str, position: int) -> str:
+    """A uid per incarnation: a pod recreated under the same name gets a new one, as upstream."""
+    return str(uuid.uuid5(KREPLAY_NAMESPACE, f"{kind}/{namespace}/{name}@{position}"))
+
+
+def stream_id(kind: str, namespace: str, name: str) -> uuid.UUID:
+    """The event-store stream of one object key, across incarnations."""
+    return uuid.uuid5(KREPLAY_NAMESPACE, f"{kind}/{namespace}/{name}")
+
+
+CLUSTER_STREAM = uuid.uuid5(KREPLAY_NAMESPACE, "cluster")
+
+
+def generated_suffix(generate_name: str, namespace: str, position: int, attempt: int = 0) -> str:
+    """The 5-character suffix for `generateName`, from stable inputs instead of a random source."""
+    digest = hashlib.sha256(f"{namespace}/{generate_name}@{position}#{attempt}".encode()).digest()
+    return "".join(ALPHABET[b % len(ALPHABET)] for b in digest[:5])

@@ -1,0 +1,81 @@
+"""`rollout undo`: kubectl's client-side rollback, then the controllers do the rest.
+
+Mirrors kubectl's `DaemonSetHistoryViewer`/`StatefulSetRollbacker` (the workload's template is
+replaced by the one stored in the ControllerRevision with the wanted `.revision`) and
+`DeploymentRollbacker` (the template of the ReplicaSet with that `deployment.kubernetes.io/revision`,
+without its `pod-template-hash` label). Revision 0 means the previous one: the highest revision
+below the current. The controller then re-uses the matching revision object and bumps its number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.apiserver import ApiServer, Audit
+from engine.objects import (
+    ControllerRevision,
+    KubeObject,
+    PodTemplateSpec,
+    ReplicaSet,
+    decode_as,
+    replace,
+)
+from engine.operations import Rejected, RolloutUndo
+
+REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
+HASH_LABEL = "pod-template-hash"
+
+
+def _controlled_by(obj: KubeObject, owner: KubeObject) -> bool:
+    return any(r.controller and r.uid == owner.metadata.uid for r in obj.metadata.owner_references)
+
+
+def revision_templates(api: ApiServer, workload: KubeObject) -> list[tuple[int, str, PodTemplateSpec]]:
+    """(revision, object name, template) of every revision a workload owns, by revision."""
+    out: list[tuple[int, str, PodTemplateSpec]] = []
+    for obj in api.cluster.by_owner(workload.metadata.uid):
+        if not _controlled_by(obj, workload):
+            continue
+        if isinstance(obj, ControllerRevision):
+            raw: Any = (obj.data or {}).get("spec", {}).get("template", {})
+            template = {k: v for k, v in raw.items() if k != "$patch"}
+            out.append((obj.revision, obj.metadata.name, decode_as(template, PodTemplateSpec)))
+        elif isinstance(obj, ReplicaSet):
+            try:
+                number = int(obj.metadata.annotations.get(REVISION_ANNOTATION, ""))
+            except ValueError:
+                continue
+            template = obj.spec.template
+            labels = {k: v for k, v in template.metadata.labels.items() if k != HASH_LABEL}
+            out.append((number, obj.metadata.name, replace(template, metadata=replace(template.metadata, labels=labels))))
+    return sorted(out, key=lambda r: (r[0], r[1]))
+
+
+def rollout_undo(api: ApiServer, operation: RolloutUndo, audit: Audit) -> None:
+    workload = api.require(operation.kind, operation.namespace, operation.name)
+    if operation.kind not in ("DaemonSet", "StatefulSet", "Deployment"):
+        raise Rejected(f"rollout undo is not supported for {operation.kind}", field="kind")
+    history = revision_templates(api, workload)
+    if not history:
+        raise Rejected(f"no rollout history found for {operation.kind} {operation.name}", field="name")
+    current = history[-1][0]
+    if operation.to_revision < 0:
+        raise Rejected("must be greater than or equal to 0", field="toRevision")
+    if operation.to_revision == 0:
+        earlier = [h for h in history if h[0] < current]
+        if not earlier:
+            raise Rejected("no last revision to roll back to", field="toRevision")
+        target = earlier[-1]
+    else:
+        found = [h for h in history if h[0] == operation.to_revision]
+        if not found:
+            raise Rejected(f"unable to find specified revision {operation.to_revision} in history", field="toRevision")
+        target = found[-1]
+    number, source, template = target
+    spec = workload.spec  # type: ignore[attr-defined]
+    if spec.template == template:
+        # kubectl: "skipped rollback (current template already matches revision N)"
+        return
+    message = f"rolled back {operation.kind} {operation.name} to revision {number} (template of {source})"
+    updated = replace(workload, spec=replace(spec, template=template))
+    api.update(updated, replace(audit, message=message))

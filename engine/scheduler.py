@@ -1,0 +1,103 @@
+"""The simulated kube-scheduler: binds pods that have no node, deterministically.
+
+Filters mirror the default plugins that decide feasibility (NodeUnschedulable, NodeAffinity,
+TaintToleration, NodeResourcesFit's pod count); scoring is replaced by a total order: the node
+with the fewest pods, then by name.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from engine import commands as cmd
+from engine import events as ev
+from engine.nodeaffinity import required_node_affinity_matches
+from engine.objects import Node, Pod, Taint, Toleration
+from engine.state import Cluster
+from engine.tolerations import untolerated
+
+UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
+DEFAULT_MAX_PODS = 110
+
+
+def pod_key(pod: Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    ns, _, name = key.partition("/")
+    return ns, name
+
+
+def allocatable_pods(node: Node) -> int:
+    value = node.status.allocatable.get("pods", DEFAULT_MAX_PODS)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return DEFAULT_MAX_PODS
+
+
+def unfit_reason(pod: Pod, node: Node, pods_on_node: int) -> str | None:
+    """Why `pod` cannot go to `node` (kube-scheduler's wording), or None if it fits."""
+    tolerations: list[Toleration] = pod.spec.tolerations
+    if node.spec.unschedulable and untolerated([UNSCHEDULABLE_TAINT], tolerations, ("NoSchedule",)):
+        return "node(s) were unschedulable"  # mirrors nodeunschedulable.Filter
+    if not required_node_affinity_matches(pod.spec, node):
+        return "node(s) didn't match Pod's node affinity/selector"  # mirrors nodeaffinity.Filter
+    bad = untolerated(node.spec.taints, tolerations, ("NoSchedule", "NoExecute"))
+    if bad:  # mirrors tainttoleration.Filter: the first untolerated taint is named
+        t = bad[0]
+        shown = f"{t.key}: {t.value}" if t.value else t.key
+        return f"node(s) had untolerated taint {{{shown}}}"
+    if pods_on_node >= allocatable_pods(node):
+        return "Too many pods"  # mirrors noderesources.Fit on the pods resource
+    return None
+
+
+class Scheduler:
+    name = "default-scheduler"
+
+    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+        if isinstance(event, ev.ObjectEvent):
+            obj = event.object
+            if isinstance(obj, Pod):
+                if not obj.spec.node_name and obj.metadata.deletion_timestamp is None:
+                    return (pod_key(obj),)
+                return ()
+            if isinstance(obj, Node):  # a node appeared or changed: pending pods may fit now
+                return [f"{ns}/{name}" for ns, name in sorted(cluster.unbound_pods)]
+        elif isinstance(event, ev.ObjectDeleted) and event.kind == "Pod" and event.node_name:
+            return [f"{ns}/{name}" for ns, name in sorted(cluster.unbound_pods)]
+        return ()
+
+    def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
+        ns, name = split_key(key)
+        pod = cluster.pod(ns, name)
+        if pod is None or pod.spec.node_name or pod.metadata.deletion_timestamp is not None:
+            return []
+        for count, node_name in cluster.node_load:  # fewest pods first, then name
+            node = cluster.node(node_name)
+            if node is not None and unfit_reason(pod, node, count) is None:
+                return [
+                    cmd.BindPod(
+                        namespace=ns,
+                        name=name,
+                        node=node_name,
+                        reason="scheduled",
+                        message=(
+                            f"Successfully assigned {key} to {node_name} "
+                            f"(the least loaded node that fits: {count} pods before this one)"
+                        ),
+                    )
+                ]
+        reasons: Counter[str] = Counter()
+        for count, node_name in cluster.node_load:
+            node = cluster.node(node_name)
+            if node is not None:
+                reasons[unfit_reason(pod, node, count) or "fits"] += 1
+        total = len(cluster.node_load)
+        detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda x: (-x[1], x[0])))
+        message = f"0/{total} nodes are available" + (f": {detail}." if detail else ".")
+        return [cmd.ReportUnschedulable(namespace=ns, name=name, reason="unschedulable", message=message)]

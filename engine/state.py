@@ -1,0 +1,224 @@
+"""The cluster as a fold over the log: `Cluster.evolve(event)` is the only way it changes.
+
+The same fold serves the reconcile loop (live) and the cluster-state projection (rebuilt from the
+stored log), so both see exactly the same objects. Indexes (pods by node, dependents by owner
+uid, node load) are maintained by the fold so controllers can look at what changed without
+scanning the whole cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+
+import msgspec
+from sortedcontainers import SortedList
+
+from engine import events as ev
+from engine.objects import KINDS, AnyObject, KubeObject, Node, Pod
+
+ObjectKey = tuple[str, str, str]  # kind, namespace, name
+
+
+def object_key(obj: KubeObject) -> ObjectKey:
+    return (type(obj).__name__, obj.metadata.namespace, obj.metadata.name)
+
+
+class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything the fold holds, to resume it without reading the log from the start."""
+
+    position: int
+    now: datetime | None
+    kubelet: ev.KubeletPolicy
+    objects: list[AnyObject]
+    timers: list[tuple[datetime, str, str, int]]
+    ready_at: list[tuple[str, str, datetime]]
+    backoffs: list[tuple[str, float, datetime]]
+
+
+_SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
+_SNAPSHOT_DECODER = msgspec.json.Decoder(ClusterSnapshot)
+
+
+class Cluster:
+    """Every object by kind, namespace and name, plus the engine's own recorded memory."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, dict[tuple[str, str], KubeObject]] = {k: {} for k in KINDS}
+        self.position = 0
+        self.now: datetime | None = None
+        self.kubelet = ev.KubeletPolicy()
+        self.by_uid: dict[str, ObjectKey] = {}
+        self.dependents: dict[str, set[ObjectKey]] = {}
+        self.pods_by_node: dict[str, set[tuple[str, str]]] = {}
+        # (pods bound, node name) for existing nodes: the scheduler walks it least-loaded first
+        self.node_load: SortedList = SortedList()
+        self.unbound_pods: set[tuple[str, str]] = set()
+        self.timers: SortedList = SortedList()  # (due, owner, key)
+        self.timer_set_at: dict[tuple[datetime, str, str], int] = {}  # -> position of TimerSet
+        self.ready_at: dict[tuple[str, str], datetime] = {}
+        self.backoffs: dict[str, tuple[float, datetime]] = {}
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def get(self, kind: str, namespace: str, name: str) -> KubeObject | None:
+        return self.objects[kind].get((namespace, name))
+
+    def pod(self, namespace: str, name: str) -> Pod | None:
+        obj = self.objects["Pod"].get((namespace, name))
+        return obj if isinstance(obj, Pod) else None
+
+    def node(self, name: str) -> Node | None:
+        obj = self.objects["Node"].get(("", name))
+        return obj if isinstance(obj, Node) else None
+
+    def list(self, kind: str, namespace: str | None = None) -> list[KubeObject]:
+        """Objects of a kind in (namespace, name) order."""
+        items = self.objects[kind]
+        keys = sorted(k for k in items if namespace is None or k[0] == namespace)
+        return [items[k] for k in keys]
+
+    def by_owner(self, uid: str, kind: str | None = None) -> list[KubeObject]:
+        """Objects with an ownerReference to `uid`, in (kind, namespace, name) order."""
+        out = []
+        for key in sorted(self.dependents.get(uid, ())):
+            if kind is None or key[0] == kind:
+                obj = self.get(*key)
+                if obj is not None:
+                    out.append(obj)
+        return out
+
+    def pods_on(self, node: str) -> list[Pod]:
+        return [p for k in sorted(self.pods_by_node.get(node, ())) if (p := self.pod(*k))]
+
+    def node_pod_count(self, node: str) -> int:
+        return len(self.pods_by_node.get(node, ()))
+
+    def due_timers(self, until: datetime) -> Iterator[tuple[datetime, str, str]]:
+        for entry in self.timers:
+            if entry[0] > until:
+                break
+            yield entry
+
+    def next_timer(self) -> datetime | None:
+        return self.timers[0][0] if self.timers else None
+
+    def count(self) -> int:
+        return sum(len(v) for v in self.objects.values())
+
+    # --- snapshots ------------------------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        return _SNAPSHOT_ENCODER.encode(
+            ClusterSnapshot(
+                position=self.position,
+                now=self.now,
+                kubelet=self.kubelet,
+                objects=[o for kind in sorted(self.objects) for o in self.list(kind)],  # type: ignore[misc]
+                timers=[(*t, self.timer_set_at.get(t, 0)) for t in self.timers],
+                ready_at=sorted((ns, name, at) for (ns, name), at in self.ready_at.items()),
+                backoffs=sorted((k, d, u) for k, (d, u) in self.backoffs.items()),
+            )
+        )
+
+    @classmethod
+    def restore(cls, data: bytes) -> Cluster:
+        snap = _SNAPSHOT_DECODER.decode(data)
+        cluster = cls()
+        for obj in snap.objects:
+            cluster._put(obj)
+        cluster.position = snap.position
+        cluster.now = snap.now
+        cluster.kubelet = snap.kubelet
+        cluster.timers = SortedList((due, owner, key) for due, owner, key, _ in snap.timers)
+        cluster.timer_set_at = {(d, o, k): p for d, o, k, p in snap.timers}
+        cluster.ready_at = {(ns, name): at for ns, name, at in snap.ready_at}
+        cluster.backoffs = {k: (d, u) for k, d, u in snap.backoffs}
+        return cluster
+
+    # --- the fold ----------------------------------------------------------------------------
+
+    def evolve(self, event: ev.Event) -> None:
+        if event.position <= self.position:
+            raise ValueError(f"event {event.position} is not after {self.position}")
+        self.position = event.position
+        self.now = event.at
+        if isinstance(event, ev.ObjectEvent):
+            self._put(event.object)
+        elif isinstance(event, ev.ObjectDeleted):
+            self._remove((event.kind, event.namespace, event.name))
+        elif isinstance(event, ev.KubeletConfigured):
+            self.kubelet = event.policy
+        elif isinstance(event, ev.TimerSet):
+            self.timers.add((event.due, event.owner, event.key))
+            self.timer_set_at[(event.due, event.owner, event.key)] = event.position
+            if event.owner == "kubelet":
+                ns, _, name = event.key.partition("/")
+                self.ready_at[(ns, name)] = event.due
+        elif isinstance(event, ev.TimerFired):
+            self.timers.discard((event.at, event.owner, event.key))
+            self.timer_set_at.pop((event.at, event.owner, event.key), None)
+        elif isinstance(event, ev.BackoffRecorded):
+            self.backoffs[event.key] = (event.delay_seconds, event.updated)
+
+    def _put(self, obj: KubeObject) -> None:
+        kind, ns, name = key = object_key(obj)
+        old = self.objects[kind].get((ns, name))
+        if old is not None:
+            self._unindex(key, old)
+        self.objects[kind][(ns, name)] = obj
+        self._index(key, obj)
+
+    def _remove(self, key: ObjectKey) -> None:
+        kind, ns, name = key
+        old = self.objects[kind].pop((ns, name), None)
+        if old is not None:
+            self._unindex(key, old)
+            if kind == "Pod":
+                self.ready_at.pop((ns, name), None)
+
+    def _index(self, key: ObjectKey, obj: KubeObject) -> None:
+        meta = obj.metadata
+        self.by_uid[meta.uid] = key
+        for ref in meta.owner_references:
+            self.dependents.setdefault(ref.uid, set()).add(key)
+        if isinstance(obj, Pod):
+            node = obj.spec.node_name
+            if node:
+                self._set_load(node, +1, (key[1], key[2]))
+            elif meta.deletion_timestamp is None:
+                self.unbound_pods.add((key[1], key[2]))
+        elif isinstance(obj, Node):
+            self.node_load.add((self.node_pod_count(meta.name), meta.name))
+
+    def _unindex(self, key: ObjectKey, obj: KubeObject) -> None:
+        meta = obj.metadata
+        if self.by_uid.get(meta.uid) == key:
+            del self.by_uid[meta.uid]
+        for ref in meta.owner_references:
+            deps = self.dependents.get(ref.uid)
+            if deps is not None:
+                deps.discard(key)
+                if not deps:
+                    del self.dependents[ref.uid]
+        if isinstance(obj, Pod):
+            node = obj.spec.node_name
+            if node:
+                self._set_load(node, -1, (key[1], key[2]))
+            else:
+                self.unbound_pods.discard((key[1], key[2]))
+        elif isinstance(obj, Node):
+            self.node_load.discard((self.node_pod_count(meta.name), meta.name))
+
+    def _set_load(self, node: str, delta: int, pod: tuple[str, str]) -> None:
+        pods = self.pods_by_node.setdefault(node, set())
+        before = len(pods)
+        if delta > 0:
+            pods.add(pod)
+        else:
+            pods.discard(pod)
+        if (before, node) in self.node_load:
+            self.node_load.discard((before, node))
+            self.node_load.add((len(pods), node))
+        if not pods:
+            del self.pods_by_node[node]

@@ -1,0 +1,109 @@
+"""The audit trail: every recorded decision, indexed by the object it is about.
+
+`why KIND/NAME` reads it: each entry says who decided (`by`), the stable `reason` code, a
+`message` with the numbers behind it, and `trigger`, the position of the event that woke the
+deciding actor, so a reader can follow causes back through the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import msgspec
+
+from engine import events as ev
+from engine.store import EventStore
+
+NAME = "audit-trail"
+
+
+class Entry(msgspec.Struct, frozen=True, kw_only=True):
+    position: int
+    at: datetime
+    type: str
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    by: str = ""
+    reason: str = ""
+    message: str = ""
+    trigger: int = 0
+    line: int = 0
+    node: str = ""
+
+
+class AuditState(msgspec.Struct, kw_only=True):
+    position: int = 0
+    entries: dict[int, Entry] = msgspec.field(default_factory=dict)
+    by_subject: dict[str, list[int]] = msgspec.field(default_factory=dict)
+
+
+_ENC = msgspec.json.Encoder(order="deterministic")
+_DEC = msgspec.json.Decoder(AuditState)
+
+
+def subject_key(kind: str, namespace: str, name: str) -> str:
+    return f"{kind}/{namespace}/{name}"
+
+
+def entry_for(event: ev.Event) -> Entry:
+    subject = ev.subject(event) or ("", "", "")
+    node = ""
+    if isinstance(event, ev.ObjectEvent):
+        node = getattr(getattr(event.object, "spec", None), "node_name", "") or ""
+    elif isinstance(event, ev.TimerSet | ev.TimerFired):
+        subject = ("", "", event.key)
+    return Entry(
+        position=event.position,
+        at=event.at,
+        type=type(event).__name__,
+        kind=subject[0],
+        namespace=subject[1],
+        name=subject[2],
+        by=event.by,
+        reason=event.reason,
+        message=event.message,
+        trigger=event.trigger,
+        line=event.line,
+        node=node,
+    )
+
+
+class AuditTrail:
+    def __init__(self, state: AuditState | None = None) -> None:
+        self.state = state or AuditState()
+
+    def evolve(self, event: ev.Event) -> None:
+        entry = entry_for(event)
+        self.state.entries[event.position] = entry
+        self.state.position = event.position
+        if entry.kind:
+            key = subject_key(entry.kind, entry.namespace, entry.name)
+            self.state.by_subject.setdefault(key, []).append(event.position)
+
+    def extend(self, events: Iterable[ev.Event]) -> None:
+        for event in events:
+            self.evolve(event)
+
+    def about(self, kind: str, namespace: str, name: str) -> list[Entry]:
+        key = subject_key(kind, namespace, name)
+        return [self.state.entries[p] for p in self.state.by_subject.get(key, [])]
+
+    def at(self, position: int) -> Entry | None:
+        return self.state.entries.get(position)
+
+    def names(self, kind: str, namespace: str) -> list[str]:
+        prefix = f"{kind}/{namespace}/"
+        return sorted(k[len(prefix):] for k in self.state.by_subject if k.startswith(prefix))
+
+
+def load(store: EventStore) -> AuditTrail:
+    snap = store.load_snapshot(NAME)
+    trail = AuditTrail(_DEC.decode(snap[1]) if snap else None)
+    trail.extend(store.read(after=trail.state.position))
+    return trail
+
+
+def save(store: EventStore, trail: AuditTrail) -> None:
+    store.save_snapshot(NAME, trail.state.position, _ENC.encode(trail.state))
