@@ -21,6 +21,7 @@ from engine.objects import (
     replace,
 )
 from engine.operations import Rejected, RolloutUndo
+from engine.state import Cluster
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 HASH_LABEL = "pod-template-hash"
@@ -30,32 +31,44 @@ def _controlled_by(obj: KubeObject, owner: KubeObject) -> bool:
     return any(r.controller and r.uid == owner.metadata.uid for r in obj.metadata.owner_references)
 
 
-def revision_templates(api: ApiServer, workload: KubeObject) -> list[tuple[int, str, PodTemplateSpec]]:
-    """(revision, object name, template) of every revision a workload owns, by revision."""
-    out: list[tuple[int, str, PodTemplateSpec]] = []
-    for obj in api.cluster.by_owner(workload.metadata.uid):
-        if not _controlled_by(obj, workload):
-            continue
-        if isinstance(obj, ControllerRevision):
-            raw: Any = (obj.data or {}).get("spec", {}).get("template", {})
-            template = {k: v for k, v in raw.items() if k != "$patch"}
-            out.append((obj.revision, obj.metadata.name, decode_as(template, PodTemplateSpec)))
-        elif isinstance(obj, ReplicaSet):
-            try:
-                number = int(obj.metadata.annotations.get(REVISION_ANNOTATION, ""))
-            except ValueError:
-                continue
-            template = obj.spec.template
-            labels = {k: v for k, v in template.metadata.labels.items() if k != HASH_LABEL}
-            out.append((number, obj.metadata.name, replace(template, metadata=replace(template.metadata, labels=labels))))
-    return sorted(out, key=lambda r: (r[0], r[1]))
+def revision_number(obj: KubeObject) -> int | None:
+    """`.revision` of a ControllerRevision, the revision annotation of a ReplicaSet."""
+    if isinstance(obj, ControllerRevision):
+        return obj.revision
+    if isinstance(obj, ReplicaSet):
+        try:
+            return int(obj.metadata.annotations.get(REVISION_ANNOTATION, ""))
+        except ValueError:
+            return None  # mirrors deploymentutil.Revision: unparseable revisions are skipped
+    return None
+
+
+def template_of(obj: KubeObject) -> PodTemplateSpec:
+    """The pod template a revision holds (a ReplicaSet's without its pod-template-hash label)."""
+    if isinstance(obj, ReplicaSet):
+        template = obj.spec.template
+        labels = {k: v for k, v in template.metadata.labels.items() if k != HASH_LABEL}
+        return replace(template, metadata=replace(template.metadata, labels=labels))
+    data: Any = getattr(obj, "data", None) or {}
+    raw = (data.get("spec") or {}).get("template") or {}
+    return decode_as({k: v for k, v in raw.items() if k != "$patch"}, PodTemplateSpec)
+
+
+def revisions(cluster: Cluster, workload: KubeObject) -> list[tuple[int, KubeObject]]:
+    """(revision, object) of every ControllerRevision or ReplicaSet a workload controls."""
+    out: list[tuple[int, KubeObject]] = []
+    for obj in cluster.by_owner(workload.metadata.uid):
+        number = revision_number(obj)
+        if number is not None and _controlled_by(obj, workload):
+            out.append((number, obj))
+    return sorted(out, key=lambda r: (r[0], r[1].metadata.name))
 
 
 def rollout_undo(api: ApiServer, operation: RolloutUndo, audit: Audit) -> None:
     workload = api.require(operation.kind, operation.namespace, operation.name)
     if operation.kind not in ("DaemonSet", "StatefulSet", "Deployment"):
         raise Rejected(f"rollout undo is not supported for {operation.kind}", field="kind")
-    history = revision_templates(api, workload)
+    history = [(n, obj.metadata.name, template_of(obj)) for n, obj in revisions(api.cluster, workload)]
     if not history:
         raise Rejected(f"no rollout history found for {operation.kind} {operation.name}", field="name")
     current = history[-1][0]

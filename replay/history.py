@@ -1,0 +1,307 @@
+"""The history file (spec section 1): JSON Lines of operations, decoded and checked whole.
+
+`load_history` reads every line into a typed line Struct (our format: unknown fields are
+errors), then into the engine's operations with kinds resolved, manifests decoded and times
+checked. The first problem raises `HistoryError` naming the line, the field and what was
+expected; nothing is returned for a file with any error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from engine import operations as op
+from engine.events import KubeletPolicy
+from engine.objects import CLUSTER_SCOPED, ObjectDecodeError, decode_object
+from replay.kinds import UnknownKind, resolve
+
+
+class HistoryError(Exception):
+    def __init__(self, line: int, field: str, message: str, source: str = "") -> None:
+        super().__init__(message)
+        self.line = line
+        self.field = field
+        self.message = message
+        self.source = source
+
+    def __str__(self) -> str:
+        where = f"{self.source}:" if self.source else ""
+        where += f"{self.line}: " if self.line else " " if self.source else ""
+        field = f"{self.field}: " if self.field else ""
+        return f"{where}{field}{self.message}"
+
+
+class Line(msgspec.Struct, tag_field="op", forbid_unknown_fields=True, kw_only=True, rename="camel"):
+    at: str
+    actor: str = ""
+    cause: str = ""
+
+
+class _Named(Line, kw_only=True):
+    kind: str
+    namespace: str = "default"
+    name: str
+
+
+class ApplyLine(Line, tag="apply", kw_only=True):
+    object: dict[str, Any]
+
+
+class PatchLine(_Named, tag="patch", kw_only=True):
+    merge: dict[str, Any] | None = None
+    json_: list[dict[str, Any]] | None = msgspec.field(default=None, name="json")
+
+
+class DeleteLine(_Named, tag="delete", kw_only=True):
+    propagation_policy: str = "Background"
+
+
+class ScaleLine(_Named, tag="scale", kw_only=True):
+    replicas: int
+
+
+class RolloutUndoLine(_Named, tag="rollout-undo", kw_only=True):
+    to_revision: int = 0
+
+
+class RolloutPauseLine(_Named, tag="rollout-pause", kw_only=True):
+    pass
+
+
+class RolloutResumeLine(_Named, tag="rollout-resume", kw_only=True):
+    pass
+
+
+class PodStatusLine(Line, tag="pod-status", kw_only=True):
+    namespace: str = "default"
+    name: str = ""
+    owner: str = ""
+    node: str = ""
+    phase: str = ""
+    ready: bool | None = None
+
+
+class NodeConditionLine(Line, tag="node-condition", kw_only=True):
+    name: str
+    type: str = "Ready"
+    status: str
+
+
+class KubeletLine(Line, tag="kubelet", kw_only=True):
+    ready_after: str = "0s"
+    fail_images: list[str] = msgspec.field(default_factory=list)
+    never_ready_images: list[str] = msgspec.field(default_factory=list)
+    mode: str = "simulated"
+
+
+class AdvanceLine(Line, tag="advance", kw_only=True):
+    pass
+
+
+AnyLine = (
+    ApplyLine
+    | PatchLine
+    | DeleteLine
+    | ScaleLine
+    | RolloutUndoLine
+    | RolloutPauseLine
+    | RolloutResumeLine
+    | PodStatusLine
+    | NodeConditionLine
+    | KubeletLine
+    | AdvanceLine
+)
+OPS = sorted(cls.__struct_config__.tag for cls in AnyLine.__args__)  # type: ignore[attr-defined]
+_DECODER = msgspec.json.Decoder(AnyLine)
+
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def parse_duration(text: str) -> float:
+    """Go's time.ParseDuration (`500ms`, `10s`, `1h30m`) in seconds; ValueError otherwise."""
+    if text in ("0", ""):
+        return 0.0
+    pos, total = 0, 0.0
+    for m in _DURATION.finditer(text):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNITS[m.group(2)]
+        pos = m.end()
+    if pos != len(text) or pos == 0:
+        raise ValueError(f"invalid duration {text!r}: expected e.g. 500ms, 10s, 5m, 1h30m")
+    return total
+
+
+def parse_time(text: str) -> datetime:
+    if not _RFC3339.match(text):
+        raise ValueError(
+            f"invalid time {text!r}: expected RFC 3339 with a zone, e.g. 2026-11-20T10:00:00Z"
+        )
+    return datetime.fromisoformat(text.replace("z", "Z").replace("t", "T"))
+
+
+def _field_of(path: str) -> str:
+    return path.removeprefix("$").removeprefix(".")
+
+
+def decode_line(text: str | bytes, number: int) -> AnyLine:
+    try:
+        line: AnyLine = _DECODER.decode(text)
+    except msgspec.ValidationError as exc:
+        message, _, path = str(exc).partition(" - at `")
+        field = _field_of(path.rstrip("`"))
+        if field == "op" and message.startswith("Invalid value"):
+            message = f"{message}: expected one of {', '.join(OPS)}"
+        if "missing required field `op`" in message:
+            field, message = "op", f"required: one of {', '.join(OPS)}"
+        raise HistoryError(number, field, message) from None
+    except msgspec.DecodeError as exc:
+        raise HistoryError(number, "", f"not a JSON object on one line: {exc}") from None
+    return line
+
+
+def _kind(value: str, field: str, number: int) -> str:
+    try:
+        return resolve(value)
+    except UnknownKind as exc:
+        raise HistoryError(number, field, str(exc)) from None
+
+
+def to_operation(line: AnyLine, number: int) -> op.AnyOperation:
+    """A decoded line as the engine's typed operation."""
+    try:
+        at = parse_time(line.at)
+    except ValueError as exc:
+        raise HistoryError(number, "at", str(exc)) from None
+    common: dict[str, Any] = {"at": at, "actor": line.actor, "cause": line.cause, "line": number}
+    if isinstance(line, _Named):
+        kind = _kind(line.kind, "kind", number)
+        target = {
+            "kind": kind,
+            "namespace": "" if kind in CLUSTER_SCOPED else (line.namespace or "default"),
+            "name": line.name,
+        }
+        if not line.name:
+            raise HistoryError(number, "name", "required")
+    match line:
+        case ApplyLine():
+            try:
+                obj = decode_object(line.object)
+            except ObjectDecodeError as exc:
+                field = "object" + (f".{_field_of(exc.path)}" if _field_of(exc.path) else "")
+                raise HistoryError(number, field, exc.message) from None
+            return op.Apply(object=obj, **common)
+        case PatchLine():
+            if (line.merge is None) == (line.json_ is None):
+                raise HistoryError(number, "merge", "exactly one of `merge` (RFC 7386) or `json` (RFC 6902) is required")
+            return op.Patch(merge=line.merge, json_patch=line.json_, **target, **common)
+        case DeleteLine():
+            if line.propagation_policy not in ("Background", "Foreground", "Orphan"):
+                raise HistoryError(number, "propagationPolicy", f"unsupported value {line.propagation_policy!r}: expected Background, Foreground or Orphan")
+            return op.Delete(propagation_policy=line.propagation_policy, **target, **common)
+        case ScaleLine():
+            if line.replicas < 0:
+                raise HistoryError(number, "replicas", f"must be greater than or equal to 0, got {line.replicas}")
+            return op.Scale(replicas=line.replicas, **target, **common)
+        case RolloutUndoLine():
+            if target["kind"] not in ("DaemonSet", "StatefulSet", "Deployment"):
+                raise HistoryError(number, "kind", f"rollout undo needs a DaemonSet, StatefulSet or Deployment, not {target['kind']}")
+            if line.to_revision < 0:
+                raise HistoryError(number, "toRevision", "must be greater than or equal to 0")
+            return op.RolloutUndo(to_revision=line.to_revision, **target, **common)
+        case RolloutPauseLine() | RolloutResumeLine():
+            if target["kind"] != "Deployment":
+                raise HistoryError(number, "kind", f"only a Deployment can be paused or resumed, not {target['kind']}")
+            cls = op.RolloutPause if isinstance(line, RolloutPauseLine) else op.RolloutResume
+            return cls(**target, **common)
+        case PodStatusLine():
+            return _pod_status(line, number, common)
+        case NodeConditionLine():
+            if line.status not in ("True", "False", "Unknown"):
+                raise HistoryError(number, "status", f"unsupported value {line.status!r}: expected True, False or Unknown")
+            return op.NodeConditionChange(name=line.name, type=line.type, status=line.status, **common)
+        case KubeletLine():
+            if line.mode not in ("simulated", "recorded"):
+                raise HistoryError(number, "mode", f"unsupported value {line.mode!r}: expected simulated or recorded")
+            try:
+                ready_after = parse_duration(line.ready_after)
+            except ValueError as exc:
+                raise HistoryError(number, "readyAfter", str(exc)) from None
+            policy = KubeletPolicy(
+                mode=line.mode,
+                ready_after_seconds=ready_after,
+                fail_images=sorted(set(line.fail_images)),
+                never_ready_images=sorted(set(line.never_ready_images)),
+            )
+            return op.ConfigureKubelet(policy=policy, **common)
+        case AdvanceLine():
+            return op.Advance(**common)
+    raise HistoryError(number, "op", f"unsupported operation {type(line).__name__}")
+
+
+def _pod_status(line: PodStatusLine, number: int, common: dict[str, Any]) -> op.PodStatusReport:
+    if not line.phase and line.ready is None:
+        raise HistoryError(number, "phase", "a pod-status line needs `phase` and/or `ready`")
+    if line.phase and line.phase not in ("Pending", "Running", "Succeeded", "Failed", "Unknown"):
+        raise HistoryError(number, "phase", f"unsupported value {line.phase!r}: expected Pending, Running, Succeeded or Failed")
+    if line.name and line.owner:
+        raise HistoryError(number, "owner", "name the pod by `name`, or by `owner` and `node`, not both")
+    if line.name:
+        return op.PodStatusReport(namespace=line.namespace, name=line.name, phase=line.phase, ready=line.ready, **common)
+    if not line.owner or not line.node:
+        raise HistoryError(number, "name", "required: the pod's `name`, or `owner` (e.g. daemonset/fluentd) and `node`")
+    kind_text, sep, owner_name = line.owner.partition("/")
+    if not sep or not owner_name:
+        raise HistoryError(number, "owner", f"expected KIND/NAME such as daemonset/fluentd, got {line.owner!r}")
+    return op.PodStatusReport(
+        namespace=line.namespace,
+        owner_kind=_kind(kind_text, "owner", number),
+        owner_name=owner_name,
+        node=line.node,
+        phase=line.phase,
+        ready=line.ready,
+        **common,
+    )
+
+
+def parse_lines(lines: Iterable[tuple[int, bytes]], source: str = "") -> list[op.AnyOperation]:
+    """Decode numbered lines; times must not go backwards through the file."""
+    out: list[op.AnyOperation] = []
+    last: datetime | None = None
+    try:
+        for number, raw in lines:
+            if not raw.strip():
+                continue
+            operation = to_operation(decode_line(raw, number), number)
+            if last is not None and operation.at < last:
+                raise HistoryError(
+                    number, "at", f"time goes backwards: {operation.at.isoformat()} is before {last.isoformat()} on an earlier line"
+                )
+            last = operation.at
+            out.append(operation)
+    except HistoryError as exc:
+        exc.source = source
+        raise
+    return out
+
+
+def load_history(path: str | Path) -> list[op.AnyOperation]:
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise HistoryError(0, "", f"cannot read history: {exc.strerror}", source=str(p)) from None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise HistoryError(line, "", "not UTF-8", source=str(p)) from None
+    return parse_lines(enumerate(data.split(b"\n"), start=1), source=str(p))

@@ -1,0 +1,153 @@
+"""`rollout history` and `rollout status` with kubectl's wording.
+
+Status messages mirror kubectl's `DaemonSetStatusViewer`, `StatefulSetStatusViewer` and
+`DeploymentStatusViewer` (polymorphichelpers/rollout_status.go); history mirrors the
+`HistoryViewer`s (polymorphichelpers/history.go): revisions come from the ControllerRevisions
+(DaemonSet, StatefulSet) or ReplicaSets (Deployment) the workload controls.
+"""
+
+from __future__ import annotations
+
+from engine.objects import (
+    DaemonSet,
+    Deployment,
+    KubeObject,
+    PodTemplateSpec,
+    StatefulSet,
+    kind_of,
+)
+from engine.rollback import revisions, template_of
+from engine.state import Cluster
+
+CHANGE_CAUSE = "kubernetes.io/change-cause"
+_GROUP = {"DaemonSet": "daemonset.apps", "StatefulSet": "statefulset.apps", "Deployment": "deployment.apps"}
+
+
+class RolloutError(Exception):
+    pass
+
+
+def describe_template(template: PodTemplateSpec) -> str:
+    """The `Pod Template:` block kubectl prints for one revision."""
+    meta, spec = template.metadata, template.spec
+    labels = ",".join(f"{k}={v}" for k, v in sorted(meta.labels.items())) or "<none>"
+    lines = ["Pod Template:", f"  Labels:\t{labels}"]
+    for k, v in sorted(meta.annotations.items()):
+        lines.append(f"  Annotations:\t{k}: {v}")
+    lines.append("  Containers:")
+    for c in spec.containers:
+        lines.append(f"   {c.name}:")
+        lines.append(f"    Image:\t{c.image}")
+        ports = ", ".join(f"{p.container_port}/{p.protocol or 'TCP'}" for p in c.ports) or "<none>"
+        lines.append(f"    Port:\t{ports}")
+    lines.append(f"  Volumes:\t{', '.join(v.name for v in spec.volumes) or '<none>'}")
+    return "\n".join(lines).expandtabs(20)
+
+
+def history(cluster: Cluster, workload: KubeObject, revision: int = 0) -> str:
+    noun = f"{_GROUP[kind_of(workload)]}/{workload.metadata.name}"
+    history_ = revisions(cluster, workload)
+    if revision:
+        found = [obj for number, obj in history_ if number == revision]
+        if not found:
+            raise RolloutError(f"unable to find the specified revision {revision}")
+        return f"{noun} with revision #{revision}\n{describe_template(template_of(found[-1]))}"
+    if not history_:
+        return f"No rollout history found in {kind_of(workload)} {workload.metadata.name!r}"
+    rows = [("REVISION", "CHANGE-CAUSE")] + [
+        (str(n), obj.metadata.annotations.get(CHANGE_CAUSE, "<none>")) for n, obj in history_
+    ]
+    width = max(len(r[0]) for r in rows)
+    return noun + " \n" + "\n".join(f"{a:<{width}}  {b}" for a, b in rows)
+
+
+def status(cluster: Cluster, workload: KubeObject) -> tuple[str, bool]:
+    """kubectl's one-shot (`--watch=false`) status message and whether the rollout is done."""
+    if isinstance(workload, DaemonSet):
+        return _daemonset_status(workload)
+    if isinstance(workload, StatefulSet):
+        return _statefulset_status(workload)
+    if isinstance(workload, Deployment):
+        return _deployment_status(workload)
+    raise RolloutError(f"no status viewer for {kind_of(workload)}")
+
+
+def _daemonset_status(ds: DaemonSet) -> tuple[str, bool]:
+    name, st = ds.metadata.name, ds.status
+    if ds.spec.update_strategy.type != "RollingUpdate":
+        return "rollout status is only available for RollingUpdate strategy type", False
+    if ds.metadata.generation <= st.observed_generation:
+        if st.updated_number_scheduled < st.desired_number_scheduled:
+            return (
+                f'Waiting for daemon set "{name}" rollout to finish: {st.updated_number_scheduled} out of '
+                f"{st.desired_number_scheduled} new pods have been updated...",
+                False,
+            )
+        if st.number_available < st.desired_number_scheduled:
+            return (
+                f'Waiting for daemon set "{name}" rollout to finish: {st.number_available} of '
+                f"{st.desired_number_scheduled} updated pods are available...",
+                False,
+            )
+        return f'daemon set "{name}" successfully rolled out', True
+    return "Waiting for daemon set spec update to be observed...", False
+
+
+def _statefulset_status(sts: StatefulSet) -> tuple[str, bool]:
+    st, spec = sts.status, sts.spec
+    strategy = spec.update_strategy
+    if strategy.type != "RollingUpdate":
+        return "rollout status is only available for RollingUpdate strategy type", False
+    if st.observed_generation == 0 or sts.metadata.generation > st.observed_generation:
+        return "Waiting for statefulset spec update to be observed...", False
+    replicas = spec.replicas if spec.replicas is not None else 1
+    if st.ready_replicas < replicas:
+        return f"Waiting for {replicas - st.ready_replicas} pods to be ready...", False
+    if strategy.rolling_update is not None and strategy.rolling_update.partition is not None:
+        partition = strategy.rolling_update.partition
+        if st.updated_replicas < replicas - partition:
+            return (
+                f"Waiting for partitioned roll out to finish: {st.updated_replicas} out of "
+                f"{replicas - partition} new pods have been updated...",
+                False,
+            )
+        return f"partitioned roll out complete: {st.updated_replicas} new pods have been updated...", True
+    if st.update_revision != st.current_revision:
+        return (
+            f"waiting for statefulset rolling update to complete {st.updated_replicas} pods at "
+            f"revision {st.update_revision}...",
+            False,
+        )
+    return (
+        f"statefulset rolling update complete {st.current_replicas} pods at revision {st.current_revision}...",
+        True,
+    )
+
+
+def _deployment_status(d: Deployment) -> tuple[str, bool]:
+    name, st = d.metadata.name, d.status
+    if d.metadata.generation <= st.observed_generation:
+        progressing = next((c for c in st.conditions if c.type == "Progressing"), None)
+        if progressing is not None and progressing.reason == "ProgressDeadlineExceeded":
+            return f'error: deployment "{name}" exceeded its progress deadline', False
+        replicas = d.spec.replicas if d.spec.replicas is not None else 1
+        if st.updated_replicas < replicas:
+            return (
+                f'Waiting for deployment "{name}" rollout to finish: {st.updated_replicas} out of '
+                f"{replicas} new replicas have been updated...",
+                False,
+            )
+        if st.replicas > st.updated_replicas:
+            return (
+                f'Waiting for deployment "{name}" rollout to finish: {st.replicas - st.updated_replicas} '
+                "old replicas are pending termination...",
+                False,
+            )
+        if st.available_replicas < st.updated_replicas:
+            return (
+                f'Waiting for deployment "{name}" rollout to finish: {st.available_replicas} of '
+                f"{st.updated_replicas} updated replicas are available...",
+                False,
+            )
+        return f'deployment "{name}" successfully rolled out', True
+    return "Waiting for deployment spec update to be observed...", False
