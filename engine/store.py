@@ -37,7 +37,7 @@ class StoreError(Exception):
 
 
 _TOPICS = {cls: f"{cls.__module__}:{cls.__qualname__}" for cls in ev.AnyEvent.__args__}  # type: ignore[attr-defined]
-_MEMORY: dict[str, InfrastructureFactory] = {}
+_MEMORY: dict[str, tuple[InfrastructureFactory, ApplicationRecorder, AggregateRecorder]] = {}
 
 
 def store_env(url: str) -> dict[str, str]:
@@ -93,16 +93,18 @@ class EventStore:
         self.url = url or os.environ.get("KREPLAY_STORE") or DEFAULT_URL
         env = store_env(self.url)
         try:
-            if self.url.startswith("memory:") and self.url != "memory:":
-                factory = _MEMORY.get(self.url)  # named in-process stores, shared (for tests)
-                if factory is None:
-                    factory = _MEMORY[self.url] = InfrastructureFactory.construct(env)
-            else:
+            shared = _MEMORY.get(self.url)  # named in-process memory stores (for tests)
+            if shared is None:
                 _ensure_schema(env)
                 factory = InfrastructureFactory.construct(env)
-            self._factory = factory
-            self._events: ApplicationRecorder = factory.application_recorder()
-            self._snapshots: AggregateRecorder = factory.aggregate_recorder("snapshots")
+                shared = (
+                    factory,
+                    factory.application_recorder(),
+                    factory.aggregate_recorder("snapshots"),
+                )
+                if self.url.startswith("memory:") and self.url != "memory:":
+                    _MEMORY[self.url] = shared
+            self._factory, self._events, self._snapshots = shared
         except (PersistenceError, OSError, ImportError) as exc:
             raise StoreError(f"cannot open store {self.url}: {exc}") from exc
         except Exception as exc:  # psycopg's connection errors are not PersistenceErrors

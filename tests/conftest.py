@@ -1,0 +1,64 @@
+"""Shared fixtures: one store per backend, the PostgreSQL one in a schema of its own."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timezone
+
+import pytest
+
+from engine.store import EventStore
+
+T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=timezone.utc)
+PG_URL = os.environ.get("KREPLAY_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+_counter = itertools.count()
+
+
+def _postgres_up() -> bool:
+    try:
+        import psycopg
+
+        with psycopg.connect("host=127.0.0.1 port=5432 dbname=test user=postgres", connect_timeout=3):
+            return True
+    except Exception:
+        return False
+
+
+def store_url(backend: str, tmp_path) -> str:
+    if backend == "sqlite":
+        return f"sqlite:{tmp_path / 'kreplay.db'}"
+    if backend == "memory":
+        return f"memory:test-{uuid.uuid4().hex}"
+    schema = f"kreplay_test_{os.getpid()}_{next(_counter)}"
+    return f"{PG_URL}?schema={schema}"
+
+
+def _drop_schema(url: str) -> None:
+    import psycopg
+
+    schema = url.split("schema=")[1]
+    with psycopg.connect("host=127.0.0.1 port=5432 dbname=test user=postgres", autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture(params=["sqlite", "memory", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store_url_any(request, tmp_path) -> Iterator[str]:
+    """A fresh store URL on each backend; the PostgreSQL run needs the local server."""
+    backend = request.param
+    if backend == "postgresql" and not _postgres_up():
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL is not reachable on 127.0.0.1:5432 (.ci/run starts it)")
+        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+    url = store_url(backend, tmp_path)
+    yield url
+    if backend == "postgresql":
+        _drop_schema(url)
+
+
+@pytest.fixture
+def store(store_url_any) -> Iterator[EventStore]:
+    with EventStore(store_url_any) as s:
+        yield s
