@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from engine.daemonset import DaemonSetController
 from engine.evictions import PodGarbageCollector, TaintEvictionController
 from engine.garbagecollector import GarbageCollector
 from engine.kubelet import Kubelet
@@ -13,6 +14,7 @@ def default_actors() -> list:
         GarbageCollector(),
         PodGarbageCollector(),
         TaintEvictionController(),
+        DaemonSetController(),
         Scheduler(),
         Kubelet(),
     ]

@@ -54,6 +54,8 @@ class Cluster:
         # (pods bound, node name) for existing nodes: the scheduler walks it least-loaded first
         self.node_load: SortedList = SortedList()
         self.unbound_pods: set[tuple[str, str]] = set()
+        # objects no controller owns, by kind: the candidates for adoption
+        self.orphans: dict[str, set[tuple[str, str]]] = {}
         self.timers: SortedList = SortedList()  # (due, owner, key)
         self.timer_set_at: dict[tuple[datetime, str, str], int] = {}  # -> position of TimerSet
         self.ready_at: dict[tuple[str, str], datetime] = {}
@@ -87,6 +89,11 @@ class Cluster:
                 if obj is not None:
                     out.append(obj)
         return out
+
+    def orphans_of(self, kind: str, namespace: str) -> list[KubeObject]:
+        """Objects of a kind in a namespace that no controller owns, in name order."""
+        keys = sorted(k for k in self.orphans.get(kind, ()) if k[0] == namespace)
+        return [self.objects[kind][k] for k in keys]
 
     def pods_on(self, node: str) -> list[Pod]:
         return [p for k in sorted(self.pods_by_node.get(node, ())) if (p := self.pod(*k))]
@@ -182,6 +189,8 @@ class Cluster:
         self.by_uid[meta.uid] = key
         for ref in meta.owner_references:
             self.dependents.setdefault(ref.uid, set()).add(key)
+        if not any(ref.controller for ref in meta.owner_references):
+            self.orphans.setdefault(key[0], set()).add((key[1], key[2]))
         if isinstance(obj, Pod):
             node = obj.spec.node_name
             if node:
@@ -201,6 +210,9 @@ class Cluster:
                 deps.discard(key)
                 if not deps:
                     del self.dependents[ref.uid]
+        orphans = self.orphans.get(key[0])
+        if orphans is not None:
+            orphans.discard((key[1], key[2]))
         if isinstance(obj, Pod):
             node = obj.spec.node_name
             if node:

@@ -1,0 +1,587 @@
+"""The DaemonSet controller: one pod on every eligible node, rolled out revision by revision.
+
+`reconcile_daemonset(ds, cluster, now)` is pure and mirrors `syncDaemonSet` in
+pkg/controller/daemon: claim pods and revisions, `constructHistory`, `manage` (create and delete
+per node, failed-pod backoff, `syncNodes` burst and slow start), `rollingUpdate` (only when
+manage had nothing to do, as unsatisfied expectations make upstream skip it), `cleanupHistory`,
+`updateDaemonSetStatus`. Nodes are visited in name order where upstream iterates a Go map, so
+which nodes update first is deterministic (upstream only fixes the counts).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+
+from engine import commands as cmd
+from engine import events as ev
+from engine.hashing import template_hash
+from engine.nodeaffinity import pod_target_node, required_node_affinity_matches, with_node_name_affinity
+from engine.objects import (
+    DaemonSet,
+    DaemonSetStatus,
+    KubeObject,
+    Node,
+    ObjectMeta,
+    Pod,
+    replace,
+    to_builtins,
+)
+from engine.ownership import claim, controller_ref, owner_ref_to
+from engine.revisions import HASH_LABEL, cleanup_history, construct_history, template_data
+from engine.selectors import from_label_selector
+from engine.state import Cluster
+from engine.tolerations import untolerated, with_daemon_tolerations
+
+NAME = "daemonset-controller"
+BURST_REPLICAS = 250  # mirrors BurstReplicas in daemon_controller.go
+BACKOFF_INITIAL = 1.0  # kube-controller-manager's failedPodsBackoff: 1s doubling to 15m
+BACKOFF_MAX = 900.0
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+GENERATION_LABEL = "pod-template-generation"
+
+
+# --- predicates ---------------------------------------------------------------------------------
+
+
+def is_ready(pod: Pod) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions)
+
+
+def ready_since(pod: Pod) -> datetime | None:
+    for c in pod.status.conditions:
+        if c.type == "Ready" and c.status == "True":
+            return c.last_transition_time
+    return None
+
+
+def is_available(pod: Pod, min_ready_seconds: int, now: datetime) -> bool:
+    """Mirrors podutil.IsPodAvailable: Ready, and Ready for more than minReadySeconds."""
+    if not is_ready(pod):
+        return False
+    if min_ready_seconds == 0:
+        return True
+    since = ready_since(pod)
+    return since is not None and since + timedelta(seconds=min_ready_seconds) < now
+
+
+def is_terminating(pod: KubeObject) -> bool:
+    return pod.metadata.deletion_timestamp is not None
+
+
+def node_should_run(node: Node, ds: DaemonSet) -> tuple[bool, bool, str]:
+    """Mirrors NodeShouldRunDaemonPod: (shouldRun, shouldContinueRunning, why not)."""
+    spec = with_daemon_tolerations(ds.spec.template.spec)
+    if spec.node_name and spec.node_name != node.metadata.name:
+        return False, False, f"the template's nodeName is {spec.node_name}"
+    if not required_node_affinity_matches(spec, node):
+        return False, False, "the node does not match the template's nodeSelector/node affinity"
+    bad = untolerated(node.spec.taints, spec.tolerations, ("NoSchedule", "NoExecute"))
+    if bad:
+        shown = ", ".join(_taint(t) for t in bad)
+        noexec = [t for t in bad if t.effect == "NoExecute"]
+        return False, not noexec, f"untolerated taint {shown}"
+    return True, True, ""
+
+
+def _taint(t: object) -> str:
+    key, value, effect = t.key, t.value, t.effect  # type: ignore[attr-defined]
+    return f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+
+
+def template_generation(ds: DaemonSet) -> str | None:
+    return ds.metadata.annotations.get(TEMPLATE_GENERATION)
+
+
+def is_updated(pod: Pod, hash_: str, generation: str | None) -> bool:
+    """Mirrors util.IsPodUpdated."""
+    labels = pod.metadata.labels
+    return bool(hash_) and labels.get(HASH_LABEL) == hash_ or (
+        generation is not None and labels.get(GENERATION_LABEL) == generation
+    )
+
+
+def creation_order(pod: Pod) -> tuple[bool, datetime, str]:
+    """Mirrors podByCreationTimestampAndPhase: scheduled first, then oldest, then name."""
+    created = pod.metadata.creation_timestamp or datetime.min
+    return (not pod.spec.node_name, created, pod.metadata.name)
+
+
+def scaled(value: int | str | None, total: int, round_up: bool) -> int:
+    """Mirrors intstr.GetScaledValueFromIntOrPercent."""
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return value
+    percent = int(value.rstrip("%"))
+    exact = percent * total / 100
+    return math.ceil(exact) if round_up else math.floor(exact)
+
+
+# --- the controller -----------------------------------------------------------------------------
+
+
+class DaemonSetController:
+    name = NAME
+
+    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+        if isinstance(event, ev.ObjectEvent):
+            obj = event.object
+            if isinstance(obj, DaemonSet):
+                return (f"{obj.metadata.namespace}/{obj.metadata.name}",)
+            if isinstance(obj, Node):
+                return [f"{d.metadata.namespace}/{d.metadata.name}" for d in cluster.list("DaemonSet")]
+            if isinstance(obj, Pod) or type(obj).__name__ == "ControllerRevision":
+                ref = controller_ref(obj)
+                if ref is not None:
+                    return (f"{obj.metadata.namespace}/{ref.name}",) if ref.kind == "DaemonSet" else ()
+                return [
+                    f"{d.metadata.namespace}/{d.metadata.name}"
+                    for d in cluster.list("DaemonSet", obj.metadata.namespace)
+                    if isinstance(d, DaemonSet) and from_label_selector(d.spec.selector).matches(obj.metadata.labels)
+                ]
+        elif isinstance(event, ev.ObjectDeleted):
+            if event.kind == "Node":
+                return [f"{d.metadata.namespace}/{d.metadata.name}" for d in cluster.list("DaemonSet")]
+            for ref in event.owner_references:
+                if ref.controller and ref.kind == "DaemonSet":
+                    return (f"{event.namespace}/{ref.name}",)
+        return ()
+
+    def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
+        ns, _, name = key.partition("/")
+        ds = cluster.get("DaemonSet", ns, name)
+        if not isinstance(ds, DaemonSet):
+            return []
+        return reconcile_daemonset(ds, cluster, now)
+
+
+def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[cmd.Command]:
+    """Everything one sync of `ds` decides, as commands."""
+    sel = ds.spec.selector
+    if sel is None or (not sel.match_labels and not sel.match_expressions):
+        return [
+            cmd.RecordWarning(
+                kind="DaemonSet",
+                namespace=ds.metadata.namespace,
+                name=ds.metadata.name,
+                reason="SelectingAll",
+                message="This daemon set is selecting all pods. A non-empty selector is required.",
+            )
+        ]
+    if ds.metadata.deletion_timestamp is not None:
+        return []
+    selector = from_label_selector(sel)
+    claimed, commands = claim(cluster, ds, "Pod", selector)
+    pods = [p for p in claimed if isinstance(p, Pod)]
+    template = ds.spec.template
+    history = construct_history(
+        cluster,
+        ds,
+        selector,
+        template_data(template),
+        lambda count: _revision_name(ds, count),
+        dict(template.metadata.labels),
+        ds.status.collision_count,
+        pods,
+    )
+    commands += history.commands
+    if history.blocked:
+        return commands
+    hash_ = history.current.metadata.labels.get(HASH_LABEL, "")
+    revision = history.current.revision
+    nodes = [n for n in cluster.list("Node") if isinstance(n, Node)]
+    # mirrors getNodesToDaemonPods: terminal pods that are being deleted no longer count
+    node_pods: dict[str, list[Pod]] = {}
+    for pod in pods:
+        if pod.status.phase in ("Succeeded", "Failed") and is_terminating(pod):
+            continue
+        target = pod_target_node(pod.spec)
+        if target:
+            node_pods.setdefault(target, []).append(pod)
+    for group in node_pods.values():
+        group.sort(key=creation_order)
+    eligibility = {n.metadata.name: node_should_run(n, ds) for n in nodes}
+    managed = _manage(ds, cluster, nodes, node_pods, eligibility, pods, hash_, now)
+    commands += managed
+    if not any(isinstance(c, cmd.CreateObject | cmd.DeleteObject) for c in managed):
+        # upstream: rollingUpdate runs only once manage()'s creates/deletes have been observed
+        strategy = ds.spec.update_strategy
+        if strategy.type == "RollingUpdate":
+            commands += _rolling_update(ds, nodes, node_pods, eligibility, hash_, revision, now)
+    live = {p.metadata.labels.get(HASH_LABEL, "") for p in pods}
+    limit = ds.spec.revision_history_limit if ds.spec.revision_history_limit is not None else 10
+    commands += cleanup_history(ds, history.old, live, limit)
+    status = _status(ds, nodes, node_pods, eligibility, hash_, now)
+    if status != ds.status:
+        commands.append(
+            cmd.UpdateStatus(
+                object=replace(ds, status=status),
+                reason="status",
+                message=(
+                    f"desired {status.desired_number_scheduled}, current {status.current_number_scheduled}, "
+                    f"ready {status.number_ready}, up-to-date {status.updated_number_scheduled}, "
+                    f"available {status.number_available}, misscheduled {status.number_misscheduled}"
+                ),
+            )
+        )
+    commands += _availability_timers(ds, node_pods, now)
+    return commands
+
+
+def _revision_name(ds: DaemonSet, collision_count: int | None) -> tuple[str, str]:
+    hash_ = template_hash(to_builtins(ds.spec.template), collision_count)
+    return f"{ds.metadata.name}-{hash_}", hash_
+
+
+def _new_pod(ds: DaemonSet, node: str, hash_: str) -> Pod:
+    """Mirrors syncNodes' pod: defaults tolerations, nodeName affinity, revision labels."""
+    template = ds.spec.template
+    labels = dict(template.metadata.labels)
+    if hash_:
+        labels[HASH_LABEL] = hash_
+    generation = template_generation(ds)
+    if generation is not None:
+        labels[GENERATION_LABEL] = generation
+    spec = with_node_name_affinity(with_daemon_tolerations(template.spec), node)
+    return Pod(
+        metadata=ObjectMeta(
+            generate_name=f"{ds.metadata.name}-",
+            namespace=ds.metadata.namespace,
+            labels=labels,
+            annotations=dict(template.metadata.annotations),
+            owner_references=[owner_ref_to(ds)],
+            unmodeled=dict(template.metadata.unmodeled),
+        ),
+        spec=spec,
+    )
+
+
+def _delete(pod: Pod, reason: str, message: str) -> cmd.DeleteObject:
+    return cmd.DeleteObject(
+        kind="Pod",
+        namespace=pod.metadata.namespace,
+        name=pod.metadata.name,
+        uid=pod.metadata.uid,
+        reason=reason,
+        message=message,
+    )
+
+
+def _allows_surge(ds: DaemonSet, desired: int) -> bool:
+    strategy = ds.spec.update_strategy
+    if strategy.type != "RollingUpdate" or strategy.rolling_update is None:
+        return False
+    return scaled(strategy.rolling_update.max_surge, desired, True) > 0
+
+
+def _manage(
+    ds: DaemonSet,
+    cluster: Cluster,
+    nodes: list[Node],
+    node_pods: dict[str, list[Pod]],
+    eligibility: dict[str, tuple[bool, bool, str]],
+    pods: list[Pod],
+    hash_: str,
+    now: datetime,
+) -> list[cmd.Command]:
+    """Mirrors manage() and podsShouldBeOnNode(): who needs a pod, which pods must go."""
+    desired = sum(1 for run, _, _ in eligibility.values() if run)
+    surge = _allows_surge(ds, desired)
+    needing: list[tuple[str, str]] = []  # (node, why)
+    to_delete: list[tuple[Pod, str, str]] = []  # (pod, reason, message)
+    other: list[cmd.Command] = []
+    for node in nodes:
+        name = node.metadata.name
+        should_run, should_continue, why_not = eligibility[name]
+        here = node_pods.get(name)
+        if should_run and here is None:
+            needing.append((name, f"node {name} is eligible and has no daemon pod"))
+        elif should_continue and here is not None:
+            running: list[Pod] = []
+            for pod in here:
+                if is_terminating(pod):
+                    continue
+                if pod.status.phase == "Failed":
+                    key = f"{ds.metadata.uid}/{ds.status.observed_generation}/{name}"
+                    entry = cluster.backoffs.get(key)
+                    if entry is not None and _in_backoff(entry, now):
+                        delay, updated = entry
+                        due = updated + timedelta(seconds=delay)
+                        other.append(
+                            cmd.SetTimer(
+                                key=f"{ds.metadata.namespace}/{ds.metadata.name}",
+                                due=due,
+                                reason="failed-pod-backoff",
+                                message=f"failed pod {pod.metadata.name} on {name} is deleted after its {delay:g}s backoff, at {due.isoformat()}",
+                            )
+                        )
+                        continue
+                    delay = _next_delay(entry, now)
+                    other.append(
+                        cmd.RecordBackoff(
+                            key=key,
+                            delay_seconds=delay,
+                            updated=now,
+                            reason="failed-pod-backoff",
+                            message=f"node {name}: next failed pod waits {delay:g}s",
+                        )
+                    )
+                    to_delete.append(
+                        (
+                            pod,
+                            "failed-pod-backoff",
+                            f"pod {pod.metadata.name} on {name} failed; deleted now, a replacement follows in a later sync "
+                            f"(per-node backoff now {delay:g}s, doubling to {BACKOFF_MAX:g}s)",
+                        )
+                    )
+                elif pod.status.phase == "Succeeded":
+                    to_delete.append((pod, "succeeded-daemon-pod", f"pod {pod.metadata.name} on {name} succeeded; daemon pods must keep running"))
+                else:
+                    running.append(pod)
+            if not surge:
+                if len(running) > 1:
+                    keep = running[0]
+                    for pod in running[1:]:
+                        to_delete.append(
+                            (pod, "excess-daemon-pod", f"node {name} has {len(running)} daemon pods; keeping the oldest, {keep.metadata.name}")
+                        )
+            elif len(running) <= 1:
+                if not running and should_run:
+                    needing.append((name, f"node {name} is eligible and its daemon pods are gone"))
+            else:
+                oldest_new = next((p for p in running if p.metadata.labels.get(HASH_LABEL) == hash_), None)
+                oldest_old = next((p for p in running if p.metadata.labels.get(HASH_LABEL) != hash_), None)
+                for pod in running:
+                    if pod is not oldest_new and pod is not oldest_old:
+                        to_delete.append((pod, "excess-daemon-pod", f"node {name} has {len(running)} daemon pods; keeping one new and one old"))
+                if oldest_new is not None and oldest_old is not None:
+                    if not is_ready(oldest_old):
+                        to_delete.append((oldest_old, "rolling-update", f"surge: old pod {oldest_old.metadata.name} on {name} is not ready; the new one replaces it"))
+                    elif is_available(oldest_new, ds.spec.min_ready_seconds, now):
+                        to_delete.append((oldest_old, "rolling-update", f"surge: new pod {oldest_new.metadata.name} on {name} is available; the old one goes"))
+        elif not should_continue and here is not None:
+            for pod in here:
+                if not is_terminating(pod):
+                    to_delete.append((pod, "node-not-eligible", f"node {name} can no longer run this daemon pod: {why_not}"))
+    # mirrors getUnscheduledPodsWithoutNode: unbound pods aimed at a node that is gone
+    known = {n.metadata.name for n in nodes}
+    for pod in pods:
+        target = pod_target_node(pod.spec)
+        if not pod.spec.node_name and target and target not in known and not is_terminating(pod):
+            to_delete.append((pod, "node-not-eligible", f"pod {pod.metadata.name} targets node {target}, which does not exist"))
+    return other + _sync_nodes(ds, needing, to_delete, hash_)
+
+
+def _in_backoff(entry: tuple[float, datetime], now: datetime) -> bool:
+    delay, updated = entry
+    elapsed = (now - updated).total_seconds()
+    return elapsed <= 2 * BACKOFF_MAX and elapsed < delay
+
+
+def _next_delay(entry: tuple[float, datetime] | None, now: datetime) -> float:
+    if entry is None or (now - entry[1]).total_seconds() > 2 * BACKOFF_MAX:
+        return BACKOFF_INITIAL
+    return min(entry[0] * 2, BACKOFF_MAX)
+
+
+def _sync_nodes(
+    ds: DaemonSet, needing: list[tuple[str, str]], to_delete: list[tuple[Pod, str, str]], hash_: str
+) -> list[cmd.Command]:
+    """Mirrors syncNodes: at most 250 creates and deletes a sync, creates in slow-start batches."""
+    commands: list[cmd.Command] = []
+    creates = needing[:BURST_REPLICAS]
+    pos, batch, number = 0, min(len(creates), 1), 1
+    while pos < len(creates):
+        for node, why in creates[pos : pos + batch]:
+            extra = f"; {len(needing) - len(creates)} more wait for the next sync (burst {BURST_REPLICAS})" if len(needing) > len(creates) else ""
+            commands.append(
+                cmd.CreateObject(
+                    object=_new_pod(ds, node, hash_),
+                    reason="daemon-pod-missing",
+                    message=f"{why}: creating one (slow-start batch {number} of {batch} pods){extra}",
+                )
+            )
+        pos += batch
+        batch = min(2 * batch, len(creates) - pos)
+        number += 1
+    for pod, reason, message in to_delete[:BURST_REPLICAS]:
+        commands.append(_delete(pod, reason, message))
+    return commands
+
+
+def _rolling_update(
+    ds: DaemonSet,
+    nodes: list[Node],
+    node_pods: dict[str, list[Pod]],
+    eligibility: dict[str, tuple[bool, bool, str]],
+    hash_: str,
+    revision: int,
+    now: datetime,
+) -> list[cmd.Command]:
+    """Mirrors rollingUpdate in update.go, both the delete-first and the surge modes."""
+    desired_nodes = [n for n, (run, _, _) in eligibility.items() if run]
+    desired = len(desired_nodes)
+    entries = {**{n: [] for n in desired_nodes}, **node_pods}
+    ru = ds.spec.update_strategy.rolling_update
+    max_unavailable = scaled(ru.max_unavailable if ru else 1, desired, True)
+    max_surge = scaled(ru.max_surge if ru else 0, desired, True)
+    if desired > 0 and max_unavailable == 0 and max_surge == 0:
+        max_unavailable = 1
+    generation = template_generation(ds)
+    min_ready = ds.spec.min_ready_seconds
+    where = f"revision {revision} ({hash_})"
+
+    def find(pods: list[Pod]) -> tuple[Pod | None, Pod | None, bool]:
+        new = [p for p in pods if not is_terminating(p) and is_updated(p, hash_, generation)]
+        old = [p for p in pods if not is_terminating(p) and not is_updated(p, hash_, generation)]
+        if len(new) > 1 or len(old) > 1:
+            return None, None, False
+        return (new[0] if new else None), (old[0] if old else None), True
+
+    commands: list[cmd.Command] = []
+    if max_surge == 0:
+        unavailable = 0
+        replacements: list[Pod] = []
+        candidates: list[Pod] = []
+        for node in sorted(entries):
+            new, old, ok = find(entries[node])
+            if not ok:
+                unavailable += 1
+            elif (old is None and new is None) or (old is not None and new is not None):
+                unavailable += 1
+            elif new is not None:
+                if not is_available(new, min_ready, now):
+                    unavailable += 1
+            elif old is not None:
+                if not is_available(old, min_ready, now):
+                    replacements.append(old)
+                    unavailable += 1  # v1.28+: unavailable old pods consume the budget
+                elif unavailable < max_unavailable:
+                    candidates.append(old)
+        budget = max(0, min(max_unavailable - unavailable, len(candidates)))
+        for pod in replacements:
+            commands.append(
+                _delete(pod, "rolling-update", f"rolling update to {where}: old pod on {pod_target_node(pod.spec)} is unavailable, replaced at once")
+            )
+        for i, pod in enumerate(candidates[:budget], start=1):
+            commands.append(
+                _delete(
+                    pod,
+                    "rolling-update",
+                    f"rolling update to {where}: {unavailable} of maxUnavailable {max_unavailable} unavailable, "
+                    f"so {budget} old pods may go now; this is {i} of {budget}, on {pod_target_node(pod.spec)}",
+                )
+            )
+        return commands
+    # surge: create the new pod first, delete the old once the new is available
+    num_surge = 0
+    num_available = 0
+    to_delete: list[tuple[Pod, str]] = []
+    should_not_run: list[Pod] = []
+    candidate_nodes: list[str] = []
+    allowed_nodes: list[str] = []
+    for node in sorted(entries):
+        new, old, ok = find(entries[node])
+        if not ok:
+            num_surge += 1
+            continue
+        if old is not None:
+            num_available += is_available(old, min_ready, now)
+        elif new is not None:
+            num_available += is_available(new, min_ready, now)
+        if old is None:
+            continue
+        should_run = eligibility.get(node, (False, False, ""))[0]
+        if new is None:
+            if not is_available(old, min_ready, now):
+                if not should_run:
+                    to_delete.append((old, f"old pod on {node} is unavailable and the node is no longer eligible"))
+                    continue
+                allowed_nodes.append(node)
+            else:
+                if not should_run:
+                    should_not_run.append(old)
+                    continue
+                if num_surge >= max_surge:
+                    continue
+                candidate_nodes.append(node)
+        elif not is_available(new, min_ready, now):
+            num_surge += 1
+        else:
+            to_delete.append((old, f"new pod on {node} is available"))
+    extra = num_available - desired
+    if extra > 0:
+        to_delete += [(p, "node no longer eligible; enough pods are available elsewhere") for p in should_not_run[:extra]]
+    remaining = max(0, min(max_surge - num_surge, len(candidate_nodes)))
+    for node in allowed_nodes + candidate_nodes[:remaining]:
+        commands.append(
+            cmd.CreateObject(
+                object=_new_pod(ds, node, hash_),
+                reason="rolling-update",
+                message=f"rolling update to {where} (maxSurge {max_surge}, {num_surge} surging): new pod on {node} before the old one goes",
+            )
+        )
+    for pod, why in to_delete:
+        commands.append(_delete(pod, "rolling-update", f"rolling update to {where}: {why}"))
+    return commands
+
+
+def _status(
+    ds: DaemonSet,
+    nodes: list[Node],
+    node_pods: dict[str, list[Pod]],
+    eligibility: dict[str, tuple[bool, bool, str]],
+    hash_: str,
+    now: datetime,
+) -> DaemonSetStatus:
+    """Mirrors updateDaemonSetStatus: only the oldest pod on a node is looked at."""
+    desired = current = ready = available = updated = misscheduled = 0
+    generation = template_generation(ds)
+    for node in nodes:
+        name = node.metadata.name
+        should_run = eligibility[name][0]
+        here = node_pods.get(name)
+        if should_run:
+            desired += 1
+            if here:
+                current += 1
+                oldest = here[0]
+                if is_ready(oldest):
+                    ready += 1
+                    if is_available(oldest, ds.spec.min_ready_seconds, now):
+                        available += 1
+                if is_updated(oldest, hash_, generation):
+                    updated += 1
+        elif here:
+            misscheduled += 1
+    return replace(
+        ds.status,
+        desired_number_scheduled=desired,
+        current_number_scheduled=current,
+        number_ready=ready,
+        number_available=available,
+        updated_number_scheduled=updated,
+        number_misscheduled=misscheduled,
+        number_unavailable=desired - available,
+        observed_generation=ds.metadata.generation,
+    )
+
+
+def _availability_timers(ds: DaemonSet, node_pods: dict[str, list[Pod]], now: datetime) -> list[cmd.Command]:
+    """Ready pods not yet available for minReadySeconds: look again when they are (+1s, as upstream)."""
+    min_ready = ds.spec.min_ready_seconds
+    if min_ready <= 0:
+        return []
+    dues = set()
+    for pods in node_pods.values():
+        for pod in pods:
+            since = ready_since(pod)
+            if since is not None and not is_available(pod, min_ready, now):
+                dues.add(since + timedelta(seconds=min_ready + 1))
+    key = f"{ds.metadata.namespace}/{ds.metadata.name}"
+    return [
+        cmd.SetTimer(key=key, due=due, reason="min-ready-seconds", message=f"pods Ready since {(due - timedelta(seconds=min_ready + 1)).isoformat()} become available (minReadySeconds {min_ready})")
+        for due in sorted(dues)
+    ]

@@ -1,0 +1,69 @@
+"""Controller ownership: which objects a controller claims, adopts and releases.
+
+Mirrors `ControllerRefManager.ClaimObject`: an object whose controllerRef is this controller is
+kept while the selector matches and released when it stops matching; an orphan that matches and
+is not being deleted is adopted; objects another controller owns are left alone.
+"""
+
+from __future__ import annotations
+
+from engine import commands as cmd
+from engine.objects import API_VERSIONS, KubeObject, OwnerReference, kind_of, replace
+from engine.selectors import Selector
+from engine.state import Cluster
+
+
+def controller_ref(obj: KubeObject) -> OwnerReference | None:
+    return next((r for r in obj.metadata.owner_references if r.controller), None)
+
+
+def owner_ref_to(owner: KubeObject) -> OwnerReference:
+    kind = kind_of(owner)
+    return OwnerReference(
+        api_version=API_VERSIONS[kind],
+        kind=kind,
+        name=owner.metadata.name,
+        uid=owner.metadata.uid,
+        controller=True,
+        block_owner_deletion=True,
+    )
+
+
+def claim(
+    cluster: Cluster, owner: KubeObject, kind: str, selector: Selector
+) -> tuple[list[KubeObject], list[cmd.Command]]:
+    """(objects of `kind` this owner controls after claiming, the adopt/release commands)."""
+    uid = owner.metadata.uid
+    owner_name = f"{kind_of(owner)} {owner.metadata.name}"
+    claimed: list[KubeObject] = []
+    commands: list[cmd.Command] = []
+    for obj in cluster.by_owner(uid, kind):
+        ref = controller_ref(obj)
+        if ref is None or ref.uid != uid:
+            continue
+        if selector.matches(obj.metadata.labels) or owner.metadata.deletion_timestamp is not None:
+            claimed.append(obj)
+        elif obj.metadata.deletion_timestamp is None:
+            refs = [r for r in obj.metadata.owner_references if r.uid != uid]
+            commands.append(
+                cmd.UpdateObject(
+                    object=replace(obj, metadata=replace(obj.metadata, owner_references=refs)),
+                    reason="released",
+                    message=f"labels no longer match the selector {selector} of {owner_name}: released",
+                )
+            )
+    if owner.metadata.deletion_timestamp is None:
+        for obj in cluster.orphans_of(kind, owner.metadata.namespace):
+            if obj.metadata.deletion_timestamp is None and selector.matches(obj.metadata.labels):
+                refs = [*obj.metadata.owner_references, owner_ref_to(owner)]
+                adopted = replace(obj, metadata=replace(obj.metadata, owner_references=refs))
+                claimed.append(adopted)
+                commands.append(
+                    cmd.UpdateObject(
+                        object=adopted,
+                        reason="adopted",
+                        message=f"orphan matches the selector {selector} of {owner_name}: adopted",
+                    )
+                )
+    claimed.sort(key=lambda o: o.metadata.name)
+    return claimed, commands
