@@ -17,7 +17,11 @@ from datetime import datetime, timedelta
 from engine import commands as cmd
 from engine import events as ev
 from engine.hashing import template_hash
-from engine.nodeaffinity import pod_target_node, required_node_affinity_matches, with_node_name_affinity
+from engine.nodeaffinity import (
+    pod_target_node,
+    required_node_affinity_matches,
+    with_node_name_affinity,
+)
 from engine.objects import (
     DaemonSet,
     DaemonSetStatus,

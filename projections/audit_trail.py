@@ -35,7 +35,7 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True):
 
 class AuditState(msgspec.Struct, kw_only=True):
     position: int = 0
-    entries: dict[int, Entry] = msgspec.field(default_factory=dict)
+    entries: list[Entry] = msgspec.field(default_factory=list)  # entries[p - 1] is position p
     by_subject: dict[str, list[int]] = msgspec.field(default_factory=dict)
 
 
@@ -76,7 +76,9 @@ class AuditTrail:
 
     def evolve(self, event: ev.Event) -> None:
         entry = entry_for(event)
-        self.state.entries[event.position] = entry
+        if event.position != len(self.state.entries) + 1:
+            raise ValueError(f"audit trail expected position {len(self.state.entries) + 1}, got {event.position}")
+        self.state.entries.append(entry)
         self.state.position = event.position
         if entry.kind:
             key = subject_key(entry.kind, entry.namespace, entry.name)
@@ -88,10 +90,12 @@ class AuditTrail:
 
     def about(self, kind: str, namespace: str, name: str) -> list[Entry]:
         key = subject_key(kind, namespace, name)
-        return [self.state.entries[p] for p in self.state.by_subject.get(key, [])]
+        return [self.state.entries[p - 1] for p in self.state.by_subject.get(key, [])]
 
     def at(self, position: int) -> Entry | None:
-        return self.state.entries.get(position)
+        if 1 <= position <= len(self.state.entries):
+            return self.state.entries[position - 1]
+        return None
 
     def names(self, kind: str, namespace: str) -> list[str]:
         prefix = f"{kind}/{namespace}/"

@@ -698,8 +698,12 @@ def manifest(obj: KubeObject) -> dict[str, Any]:
     body = to_manifest(obj)
     body.setdefault("metadata", {})
     _set_defaults(body, _ALWAYS_SHOWN.get(kind_of(obj), {}))
-    if isinstance(obj, StatefulSet) and obj.spec.ordinals is not None:
-        _set_defaults(body["spec"], {"ordinals": {"start": 0}})  # `json:"start"`
+    if isinstance(obj, StatefulSet):
+        if obj.spec.ordinals is not None:
+            _set_defaults(body["spec"], {"ordinals": {"start": 0}})  # `json:"start"`
+        for claim in body["spec"].get("volumeClaimTemplates") or []:
+            # the API server serves embedded claims with their type meta
+            claim.setdefault("apiVersion", "v1")
     return body
 
 
