@@ -6,13 +6,13 @@ import itertools
 import os
 import uuid
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from engine.store import EventStore
 
-T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 PG_URL = os.environ.get("KREPLAY_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 _counter = itertools.count()
 

@@ -8,6 +8,8 @@ import pytest
 
 from engine import events as ev
 from engine.objects import Node, ObjectMeta
+from eventsourcing.persistence import IntegrityError
+
 from engine.store import EventStore, StoreError, store_env
 from tests.conftest import T0
 
@@ -50,7 +52,7 @@ def test_the_stored_bytes_are_the_deterministic_encoding(store):
 
 def test_a_batch_that_conflicts_lands_not_at_all(store):
     store.append([node_created(1, "a")])
-    with pytest.raises(Exception):
+    with pytest.raises(IntegrityError):
         # position 1 again in the same stream: the recorder refuses the whole batch
         store.append([node_created(2, "b"), node_created(1, "a")])
     assert [e.position for e in store.read()] == [1]
