@@ -5,11 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from eventsourcing.persistence import IntegrityError
 
 from engine import events as ev
 from engine.objects import Node, ObjectMeta
-from eventsourcing.persistence import IntegrityError
-
 from engine.store import EventStore, StoreError, store_env
 from tests.conftest import T0
 
