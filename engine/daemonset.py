@@ -262,6 +262,10 @@ def _new_pod(ds: DaemonSet, node: str, hash_: str) -> Pod:
     )
 
 
+def _pods(n: int, noun: str = "pod") -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _delete(pod: Pod, reason: str, message: str) -> cmd.DeleteObject:
     return cmd.DeleteObject(
         kind="Pod",
@@ -404,7 +408,7 @@ def _sync_nodes(
                 cmd.CreateObject(
                     object=_new_pod(ds, node, hash_),
                     reason="daemon-pod-missing",
-                    message=f"{why}: creating one (slow-start batch {number} of {batch} pods){extra}",
+                    message=f"{why}: creating one (slow-start batch #{number}, {_pods(batch)}){extra}",
                 )
             )
         pos += batch
@@ -475,7 +479,7 @@ def _rolling_update(
                     pod,
                     "rolling-update",
                     f"rolling update to {where}: {unavailable} of maxUnavailable {max_unavailable} unavailable, "
-                    f"so {budget} old pods may go now; this is {i} of {budget}, on {pod_target_node(pod.spec)}",
+                    f"so {_pods(budget, 'old pod')} may go now; this is {i} of {budget}, on {pod_target_node(pod.spec)}",
                 )
             )
         return commands
