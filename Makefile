@@ -25,7 +25,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 lint: $(STAMP)
-	$(BIN)/ruff check engine projections replay tests bench
+	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
 clean:
