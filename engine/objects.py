@@ -294,11 +294,23 @@ class PersistentVolumeClaim(KubeObject, tag="PersistentVolumeClaim"):
     )
 
 
+class PersistentVolumeClaimTemplate(K8s):
+    """An entry of volumeClaimTemplates: a claim without kind or apiVersion."""
+
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: PersistentVolumeClaimSpec = msgspec.field(default_factory=PersistentVolumeClaimSpec)
+    status: PersistentVolumeClaimStatus = msgspec.field(
+        default_factory=PersistentVolumeClaimStatus
+    )
+
+
 class StatefulSetSpec(K8s):
     replicas: int | None = None
     selector: LabelSelector | None = None
     template: PodTemplateSpec = msgspec.field(default_factory=PodTemplateSpec)
-    volume_claim_templates: list[PersistentVolumeClaim] = msgspec.field(default_factory=list)
+    volume_claim_templates: list[PersistentVolumeClaimTemplate] = msgspec.field(
+        default_factory=list
+    )
     service_name: str = ""
     pod_management_policy: str = ""
     update_strategy: StatefulSetUpdateStrategy = msgspec.field(

@@ -704,6 +704,7 @@ def manifest(obj: KubeObject) -> dict[str, Any]:
         for claim in body["spec"].get("volumeClaimTemplates") or []:
             # the API server serves embedded claims with their type meta
             claim.setdefault("apiVersion", "v1")
+            claim.setdefault("kind", "PersistentVolumeClaim")
     return body
 
 
@@ -850,6 +851,32 @@ def _go_bool(value: Any) -> str:
     return "true" if value else "false"
 
 
+def _env_text(var: Mapping[str, Any]) -> str:
+    """One Environment entry; mirrors describeContainerEnvVars (fieldRef values unresolved)."""
+    name = var.get("name", "")
+    source = var.get("valueFrom")
+    if not isinstance(source, dict):
+        first, *rest = str(var.get("value", "")).split("\n")
+        return "".join([f"{name}:\t{first}\n", *(f"\t{line}\n" for line in rest)])
+    if "fieldRef" in source:
+        ref = source["fieldRef"] or {}
+        return f"{name}:\t ({ref.get('apiVersion', '')}:{ref.get('fieldPath', '')})\n"
+    if "resourceFieldRef" in source:
+        return f"{name}:\t ({(source['resourceFieldRef'] or {}).get('resource', '')})\n"
+    for key, what, prep in (
+        ("secretKeyRef", "secret", "in"),
+        ("configMapKeyRef", "config map", "of"),
+    ):
+        if key in source:
+            ref = source[key] or {}
+            optional = _go_bool(ref.get("optional"))
+            return (
+                f"{name}:\t<set to the key '{ref.get('key', '')}' {prep} {what} "
+                f"'{ref.get('name', '')}'>\tOptional: {optional}\n"
+            )
+    return f"{name}:\t<unknown>\n"
+
+
 def _describe_containers(w: _Out, label: str, containers: Sequence[Container], space: str) -> None:
     """mirrors describeContainers for containers without statuses (templates, our pods)."""
     w(0, f"{space}{label}:{'' if containers else ' <none>'}\n")
@@ -881,11 +908,7 @@ def _describe_containers(w: _Out, label: str, containers: Sequence[Container], s
         env = raw.get("env") or []
         w(2, f"Environment:{'' if env else chr(9) + _NONE}\n")
         for var in env:
-            if "valueFrom" in var:
-                w(3, f"{var.get('name', '')}:\t<set from {', '.join(sorted(var['valueFrom']))}>\n")
-            else:
-                for j, line in enumerate(str(var.get("value", "")).split("\n")):
-                    w(3, f"{var.get('name', '')}:\t{line}\n" if j == 0 else f"\t{line}\n")
+            w(3, _env_text(var))
         mounts = sorted(raw.get("volumeMounts") or [], key=lambda m: m.get("mountPath", ""))
         w(2, f"Mounts:{'' if mounts else chr(9) + _NONE}\n")
         for mount in mounts:
@@ -954,7 +977,7 @@ def _owned_pods(obj: KubeObject, cluster: Cluster | None) -> list[Pod] | None:
     """Pods the selector matches and `obj` controls; mirrors getPodStatusForController."""
     if cluster is None:
         return None
-    selector = getattr(obj.spec, "selector", None)  # type: ignore[attr-defined]
+    selector = getattr(getattr(obj, "spec", None), "selector", None)
     try:
         matcher = from_label_selector(selector)
     except SelectorError:

@@ -293,7 +293,6 @@ def test_workload_defaults(raw: dict[str, Any], expected_spec: dict[str, Any]) -
             "spec.volumeClaimTemplates",
             [
                 {
-                    "kind": "PersistentVolumeClaim",  # the object model's tag, as kubectl shows
                     "metadata": {"name": "data"},
                     "spec": {
                         "accessModes": ["ReadWriteOnce"],
