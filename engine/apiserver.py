@@ -84,6 +84,8 @@ class ApiServer:
 
     def _admit(self, obj: KubeObject, old: KubeObject | None) -> KubeObject:
         obj = admission.apply_defaults(obj)
+        if isinstance(obj, Node):
+            obj = self._stamp_taints(obj, old)
         errors = admission.validate(obj, old)
         if errors:
             first = errors[0]
@@ -93,6 +95,17 @@ class ApiServer:
                 field=first.path,
             )
         return admission.with_generation(obj, old)
+
+    def _stamp_taints(self, node: Node, old: KubeObject | None) -> Node:
+        """NoExecute taints get timeAdded when they appear (as kubectl taint and the node
+        lifecycle controller set it); an existing taint keeps its time."""
+        before = {(t.key, t.value, t.effect): t.time_added for t in getattr(getattr(old, "spec", None), "taints", [])}
+        taints = []
+        for t in node.spec.taints:
+            if t.effect == "NoExecute" and t.time_added is None:
+                t = replace(t, time_added=before.get((t.key, t.value, t.effect)) or self.now)
+            taints.append(t)
+        return replace(node, spec=replace(node.spec, taints=taints))
 
     def require(self, kind: str, namespace: str, name: str) -> KubeObject:
         obj = self.cluster.get(kind, "" if kind in CLUSTER_SCOPED else namespace, name)
@@ -126,7 +139,10 @@ class ApiServer:
             deletion_timestamp=None,
             resource_version=str(position),
         )
-        obj = self._admit(replace(obj, api_version=API_VERSIONS[kind], metadata=meta), None)
+        obj = replace(obj, api_version=API_VERSIONS[kind], metadata=meta)
+        if isinstance(obj, Pod) and not obj.status.phase:
+            obj = replace(obj, status=replace(obj.status, phase="Pending"))  # PrepareForCreate
+        obj = self._admit(obj, None)
         self._emit(ev.ObjectCreated, obj, audit)
         return obj
 
@@ -212,9 +228,11 @@ class ApiServer:
             self._emit(ev.ObjectUpdated, updated, audit)
 
     def finish_deletion(self, namespace: str, name: str, uid: str, audit: Audit) -> None:
+        """The kubelet is done with a terminating pod; it goes once no finalizer holds it."""
         pod = self.cluster.pod(namespace, name)
         if pod is not None and pod.metadata.uid == uid and pod.metadata.deletion_timestamp:
-            self._gone(pod, audit)
+            if not pod.metadata.finalizers:
+                self._gone(pod, audit)
 
     def bind(self, namespace: str, name: str, node: str, audit: Audit) -> None:
         pod = self.cluster.pod(namespace, name)

@@ -50,9 +50,18 @@ class PodGarbageCollector:
         ]
 
 
+def _bound_at(pod: Pod) -> datetime | None:
+    return next((c.last_transition_time for c in pod.status.conditions if c.type == "PodScheduled" and c.status == "True"), None)
+
+
 def _noexecute_deadline(pod: Pod, node: Node) -> tuple[str | None, datetime | None]:
-    """(the first untolerated NoExecute taint, or None; the earliest tolerationSeconds deadline)."""
+    """(the first untolerated NoExecute taint, or None; the earliest tolerationSeconds deadline).
+
+    Mirrors processPodOnNode: tolerationSeconds count from when the taint manager first saw the
+    pod on the tainted node, i.e. the later of the taint's timeAdded and the pod's binding.
+    """
     deadline: datetime | None = None
+    bound = _bound_at(pod)
     for taint in node.spec.taints:
         if taint.effect != "NoExecute":
             continue
@@ -62,7 +71,8 @@ def _noexecute_deadline(pod: Pod, node: Node) -> tuple[str | None, datetime | No
             return shown, None
         if all(t.toleration_seconds is not None for t in matching) and taint.time_added:
             seconds = min(t.toleration_seconds or 0 for t in matching)
-            due = taint.time_added + timedelta(seconds=max(seconds, 0))
+            seen = max(taint.time_added, bound) if bound is not None else taint.time_added
+            due = seen + timedelta(seconds=max(seconds, 0))
             deadline = due if deadline is None else min(deadline, due)
     return None, deadline
 

@@ -36,6 +36,13 @@ class Kubelet:
     name = "kubelet"
 
     def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+        if isinstance(event, ev.KubeletConfigured) and event.policy.mode != "recorded":
+            # kubelets are back: bound pods nobody started yet are started now
+            return [
+                pod_key(p)
+                for p in cluster.list("Pod")
+                if isinstance(p, Pod) and p.spec.node_name and p.status.phase in ("", "Pending")
+            ]
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, Pod) and obj.spec.node_name:
@@ -49,6 +56,8 @@ class Kubelet:
             return []
         node = pod.spec.node_name
         if pod.metadata.deletion_timestamp is not None:
+            if pod.metadata.finalizers:
+                return []  # stopped; the API server keeps it until its finalizers are removed
             return [
                 cmd.FinishDeletion(
                     namespace=ns,

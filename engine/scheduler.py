@@ -68,7 +68,9 @@ class Scheduler:
                 return ()
             if isinstance(obj, Node):  # a node appeared or changed: pending pods may fit now
                 return [f"{ns}/{name}" for ns, name in sorted(cluster.unbound_pods)]
-        elif isinstance(event, ev.ObjectDeleted) and event.kind == "Pod" and event.node_name:
+        elif isinstance(event, ev.ObjectDeleted) and (
+            event.kind == "Node" or (event.kind == "Pod" and event.node_name)
+        ):  # capacity freed or a node gone: pending pods are looked at again
             return [f"{ns}/{name}" for ns, name in sorted(cluster.unbound_pods)]
         return ()
 
@@ -98,6 +100,12 @@ class Scheduler:
             if node is not None:
                 reasons[unfit_reason(pod, node, count) or "fits"] += 1
         total = len(cluster.node_load)
-        detail = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda x: (-x[1], x[0])))
+        # mirrors FitError.Error: "N reason" strings sorted as strings
+        detail = ", ".join(sorted(f"{n} {r}" for r, n in reasons.items()))
         message = f"0/{total} nodes are available" + (f": {detail}." if detail else ".")
+        if any(
+            c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable" and c.message == message
+            for c in pod.status.conditions
+        ):
+            return []  # already says so: a converged pod asks for nothing
         return [cmd.ReportUnschedulable(namespace=ns, name=name, reason="unschedulable", message=message)]

@@ -183,6 +183,11 @@ class Cluster:
             self._unindex(key, old)
             if kind == "Pod":
                 self.ready_at.pop((ns, name), None)
+                # a gone pod's readiness timer must not stand in for its successor's
+                key_text = f"{ns}/{name}"
+                for timer in [t for t in self.timers if t[1] == "kubelet" and t[2] == key_text]:
+                    self.timers.discard(timer)
+                    self.timer_set_at.pop(timer, None)
 
     def _index(self, key: ObjectKey, obj: KubeObject) -> None:
         meta = obj.metadata
