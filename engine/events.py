@@ -19,7 +19,9 @@ import msgspec
 from engine.objects import AnyObject, OwnerReference
 
 
-class Event(msgspec.Struct, tag=True, tag_field="type", frozen=True, kw_only=True, omit_defaults=True):
+class Event(
+    msgspec.Struct, tag=True, tag_field="type", frozen=True, kw_only=True, omit_defaults=True, gc=False
+):  # gc=False: events are trees; see engine.objects.K8s
     position: int
     at: datetime
     by: str = ""

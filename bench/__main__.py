@@ -1,0 +1,72 @@
+"""`python -m bench [--only NAME] [--scale small] [--repeat N] [--json PATH]`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from bench.measure import measure, warm_up
+from bench.report import RunInfo, ScenarioResult, render, to_json
+from bench.scenarios import SCALES, SCENARIOS, select
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="Replay, rebuild and decode throughput, against the msgspec decode floor.",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="NAME",
+        help=f"run only this scenario (repeatable): {', '.join(s.name for s in SCENARIOS)}",
+    )
+    parser.add_argument(
+        "--scale",
+        choices=SCALES,
+        default="full",
+        help="full: the sizes the figures are quoted at; small: quick sizes for a smoke run",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="replays and rebuilds are best of N (default 1: the full size takes a while)",
+    )
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        scenarios = select(args.only)
+    except KeyError as exc:
+        print(f"python -m bench: {exc.args[0]}", file=sys.stderr)
+        return 2
+    started, cpu_started = time.perf_counter(), time.process_time()
+    results = []
+    for scenario in scenarios:
+        warm_up(scenario)
+        sizes = []
+        for size in scenario.at_scale(args.scale):
+            print(f"[{scenario.name}] measuring {size.label} ...", file=sys.stderr, flush=True)
+            sizes.append(measure(scenario, size, repeat=max(1, args.repeat)))
+        results.append(ScenarioResult(scenario, sizes))
+    run = RunInfo(
+        wall_seconds=time.perf_counter() - started,
+        cpu_seconds=time.process_time() - cpu_started,
+        load_average=os.getloadavg(),
+    )
+    print(render(results, args.scale, run))
+    if args.json is not None:
+        args.json.write_bytes(to_json(results, args.scale, run))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,246 @@
+"""Measuring one scenario at one size: replay on each store, cold rebuild, the decode floor.
+
+Every figure is events per second over wall time (`time.perf_counter`). The floor is msgspec
+alone decoding the very log bytes the replays wrote, already read into memory: no store, no
+fold, no engine. Each figure is then given as a multiple of that floor, measured in the same
+run on the same machine, so the ratios mean something across machines where ev/s do not.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import hashlib
+import itertools
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from bench.scenarios import Scenario, Size, Workload
+from engine.events import DECODER
+from engine.operations import AnyOperation
+from engine.store import EventStore
+from projections import cluster_state
+from replay import session
+
+T = TypeVar("T")
+
+# figure names, in the order the table shows them
+REPLAY_SQLITE = "replay-sqlite"
+REPLAY_MEMORY = "replay-memory"
+REBUILD_SQLITE = "rebuild-sqlite"
+REBUILD_MEMORY = "rebuild-memory"
+READ_SQLITE = "read-raw-sqlite"
+FLOOR = "decode-floor"
+
+LABELS = {
+    REPLAY_SQLITE: "sqlite replay",
+    REPLAY_MEMORY: "memory replay",
+    REBUILD_SQLITE: "sqlite cold rebuild",
+    REBUILD_MEMORY: "memory cold rebuild",
+    READ_SQLITE: "sqlite raw read",
+    FLOOR: "msgspec decode floor",
+}
+
+READ_RUNS = 3  # reading raw bytes and decoding them are cheap: best of several
+FLOOR_RUNS = 5
+
+# per-event cost compared across sizes for these (cost should follow what changed, not size)
+SCALING = (REPLAY_SQLITE, REPLAY_MEMORY, REBUILD_SQLITE, REBUILD_MEMORY, FLOOR)
+
+
+@dataclass(frozen=True)
+class Figure:
+    events: int
+    seconds: float
+    gc_seconds: float = 0.0  # of `seconds`, spent in the cyclic garbage collector
+    cpu_seconds: float = 0.0  # process CPU time: well below `seconds` means a busy machine
+    runs: int = 1  # best of this many
+
+    @property
+    def per_second(self) -> float:
+        return self.events / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def per_event(self) -> float:
+        return self.seconds / self.events if self.events else float("nan")
+
+    @property
+    def per_event_without_gc(self) -> float:
+        return (self.seconds - self.gc_seconds) / self.events if self.events else float("nan")
+
+    @property
+    def cpu_per_event(self) -> float:
+        return self.cpu_seconds / self.events if self.events else float("nan")
+
+
+@dataclass
+class SizeResult:
+    size: Size
+    operations: int
+    build_seconds: float
+    figures: dict[str, Figure] = field(default_factory=dict)
+    same_log: bool = False  # the SQLite and memory replays wrote byte-identical logs
+    log_bytes: int = 0
+    virtual_seconds: float = 0.0  # virtual time the timed operations span, to rest
+
+    def ordered(self) -> list[tuple[str, Figure]]:
+        """The figures in the order of `LABELS`, whatever order they were measured in."""
+        return [(name, self.figures[name]) for name in LABELS if name in self.figures]
+
+    def versus_floor(self, name: str) -> float:
+        return self.figures[name].per_second / self.figures[FLOOR].per_second
+
+
+class GcClock:
+    """Wall time spent in the cyclic garbage collector while installed (`gc.callbacks`)."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.total += time.perf_counter() - self._started
+
+    def __enter__(self) -> GcClock:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+
+@dataclass(frozen=True)
+class Timing:
+    seconds: float
+    gc_seconds: float
+    cpu_seconds: float
+
+    def figure(self, events: int, runs: int = 1) -> Figure:
+        return Figure(events, self.seconds, self.gc_seconds, self.cpu_seconds, runs)
+
+
+def timed(action: Callable[[], T], runs: int = 1) -> tuple[T, Timing]:
+    """The result of the last run and the best wall time of `runs`, garbage collected first.
+
+    The collector stays on: its pauses are part of what a replay costs, and they grow with the
+    number of live objects, so they are reported beside the time rather than hidden.
+    """
+    best = Timing(float("inf"), 0.0, 0.0)
+    result: T
+    for _ in range(runs):
+        gc.collect()
+        with GcClock() as gc_clock:
+            cpu = time.process_time()
+            start = time.perf_counter()
+            result = action()
+            seconds = time.perf_counter() - start
+            cpu = time.process_time() - cpu
+        if seconds < best.seconds:
+            best = Timing(seconds, gc_clock.total, cpu)
+    return result, best
+
+
+def _replay(
+    open_store: Callable[[], EventStore], build: Callable[[], Workload], runs: int
+) -> tuple[Figure, EventStore, float]:
+    """Replay on a fresh store `runs` times: the best time, and the last store, still open.
+
+    The workload is built afresh for each run and dropped after it, so the operations' objects
+    are not alive (and walked by the collector) during the figures that follow.
+    """
+    best: Timing | None = None
+    store: EventStore | None = None
+    events = 0
+    for _ in range(runs):
+        if store is not None:
+            store.close()
+        store = current = open_store()
+        workload = build()
+        if workload.prelude:
+            session.run(current, list(workload.prelude))
+        operations: Sequence[AnyOperation] = list(workload.operations)
+        del workload
+        (summary, _engine), t = timed(functools.partial(session.run, current, operations))
+        end = summary.settled.now
+        virtual = (end - operations[0].at).total_seconds() if end and operations else 0.0
+        del _engine, operations  # the engine holds a whole cluster: let it go
+        events = summary.events
+        if best is None or t.seconds < best.seconds:
+            best = t
+    assert best is not None and store is not None, "runs must be at least 1"
+    return best.figure(events, runs), store, virtual
+
+
+def _rebuild(store: EventStore, runs: int) -> Figure:
+    cluster, t = timed(lambda: cluster_state.rebuild(store), runs)
+    return t.figure(cluster.position, runs)
+
+
+def _decode_all(raw: list[bytes]) -> int:
+    decode = DECODER.decode
+    for data in raw:
+        decode(data)
+    return len(raw)
+
+
+def _digest(raw: Iterable[bytes]) -> bytes:
+    h = hashlib.sha256()
+    for data in raw:
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.digest()
+
+
+def warm_up(scenario: Scenario) -> None:
+    """Replay a tiny size once on each store so first-use costs land outside the figures."""
+    with tempfile.TemporaryDirectory(prefix="kreplay-bench-") as tmp:
+        for url in (f"sqlite:{Path(tmp) / 'warm.db'}", "memory:"):
+            build = functools.partial(scenario.build, scenario.warm_up)
+            _, store, _ = _replay(functools.partial(EventStore, url), build, runs=1)
+            with store:
+                cluster_state.rebuild(store)
+                _decode_all(list(store.read_raw()))
+
+
+def measure(scenario: Scenario, size: Size, repeat: int = 1) -> SizeResult:
+    """Every figure for one size. Replays and rebuilds are best of `repeat`; the cheap raw read
+    and decode floor are always best of several.
+
+    Each store is measured on its own and closed before the next is filled, so one store's
+    objects do not lengthen the other's garbage-collector pauses.
+    """
+    workload, built = timed(lambda: scenario.build(size))
+    result = SizeResult(
+        size=size,
+        operations=len(workload.prelude) + len(workload.operations),
+        build_seconds=built.seconds,
+    )
+    del workload
+    build = functools.partial(scenario.build, size)
+    figures = result.figures
+    with tempfile.TemporaryDirectory(prefix="kreplay-bench-") as tmp:
+        files = (Path(tmp) / f"log-{i}.db" for i in itertools.count())
+        figures[REPLAY_SQLITE], sqlite, result.virtual_seconds = _replay(
+            lambda: EventStore(f"sqlite:{next(files)}"), build, repeat
+        )
+        with sqlite:
+            figures[REBUILD_SQLITE] = _rebuild(sqlite, repeat)
+            raw, t = timed(lambda: list(sqlite.read_raw()), READ_RUNS)
+            figures[READ_SQLITE] = t.figure(len(raw), READ_RUNS)
+    result.log_bytes = sum(len(data) for data in raw)
+    count, t = timed(functools.partial(_decode_all, raw), FLOOR_RUNS)
+    figures[FLOOR] = t.figure(count, FLOOR_RUNS)
+    sqlite_digest = _digest(raw)
+    del raw
+    figures[REPLAY_MEMORY], memory, _ = _replay(lambda: EventStore("memory:"), build, repeat)
+    with memory:
+        figures[REBUILD_MEMORY] = _rebuild(memory, repeat)
+        result.same_log = _digest(memory.read_raw()) == sqlite_digest
+    return result

@@ -1,0 +1,131 @@
+"""The registered scenarios: each builds a workload (typed operations) for a size.
+
+A scenario is a function from a `Size` to a `Workload`, registered with `@scenario(...)` in
+`SCENARIOS` with its sizes per scale (`full` for the real figures, `small` for a quick smoke
+run). The measuring code knows nothing about what a scenario does: it replays the workload's
+`prelude` untimed (the cluster a rollout starts from), then times its `operations`.
+
+To add one (a DaemonSet rollout, say): write a function that returns
+`Workload(prelude=<nodes and the DaemonSet at rest>, operations=<the image change>)` and
+decorate it; `--only daemonset-rollout` then runs it alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from bench import workloads as w
+from engine.operations import AnyOperation
+
+
+@dataclass(frozen=True)
+class Size:
+    """One point on a scenario's size axis, e.g. nodes=5000, pods=50000."""
+
+    params: dict[str, int]
+
+    @classmethod
+    def of(cls, **params: int) -> Size:
+        return cls(params)
+
+    @property
+    def label(self) -> str:
+        return " / ".join(f"{n:,} {what}" for what, n in self.params.items())
+
+
+@dataclass(frozen=True)
+class Workload:
+    operations: Sequence[AnyOperation]
+    prelude: Sequence[AnyOperation] = ()  # replayed before the timed run, not timed
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    summary: str
+    build: Callable[[Size], Workload]
+    sizes: dict[str, list[Size]]  # by scale, smallest first
+    warm_up: Size  # a tiny size replayed once before measuring, so imports and caches are hot
+
+    def at_scale(self, scale: str) -> list[Size]:
+        return self.sizes[scale]
+
+
+SCALES = ("full", "small")
+SCENARIOS: list[Scenario] = []
+
+
+def scenario(
+    name: str, summary: str, *, full: list[Size], small: list[Size], warm_up: Size
+) -> Callable[[Callable[[Size], Workload]], Callable[[Size], Workload]]:
+    """Register a workload builder under `name` with its sizes."""
+
+    def register(build: Callable[[Size], Workload]) -> Callable[[Size], Workload]:
+        if any(s.name == name for s in SCENARIOS):
+            raise ValueError(f"scenario {name!r} is registered twice")
+        SCENARIOS.append(Scenario(name, summary, build, {"full": full, "small": small}, warm_up))
+        return build
+
+    return register
+
+
+def select(names: Sequence[str] | None) -> list[Scenario]:
+    """The scenarios named (in registration order), or all of them. Raises KeyError."""
+    if not names:
+        return list(SCENARIOS)
+    known = {s.name for s in SCENARIOS}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise KeyError(
+            f"unknown scenario {', '.join(unknown)}: expected one of {', '.join(sorted(known))}"
+        )
+    return [s for s in SCENARIOS if s.name in names]
+
+
+# --- scenarios ----------------------------------------------------------------------------------
+
+
+@scenario(
+    "bare-pods",
+    "nodes, then bare pods applied a few per virtual second; no workload controllers, "
+    "default scheduler and simulated kubelet",
+    full=[Size.of(nodes=500, pods=5_000), Size.of(nodes=5_000, pods=50_000)],
+    small=[Size.of(nodes=20, pods=200), Size.of(nodes=200, pods=2_000)],
+    warm_up=Size.of(nodes=2, pods=20),
+)
+def bare_pods(size: Size) -> Workload:
+    clock = w.Clock()
+    nodes = w.apply_all((w.node(i) for i in range(size.params["nodes"])), clock)
+    pods = w.apply_all((w.bare_pod(i) for i in range(size.params["pods"])), clock)
+    return Workload(operations=nodes + pods)
+
+
+@scenario(
+    "daemonset-rollout",
+    "a DaemonSet on every node (kubelets Ready after 10s), rolled through two new templates "
+    "with maxUnavailable 10%, then `rollout undo` to revision 1",
+    full=[Size.of(nodes=500), Size.of(nodes=5_000)],
+    small=[Size.of(nodes=20), Size.of(nodes=200)],
+    warm_up=Size.of(nodes=3),
+)
+def daemonset_rollout(size: Size) -> Workload:
+    from datetime import timedelta
+
+    from engine.events import KubeletPolicy
+    from engine.operations import Apply, ConfigureKubelet, RolloutUndo
+
+    clock = w.Clock()
+    prelude: list[AnyOperation] = list(w.apply_all((w.node(i) for i in range(size.params["nodes"])), clock))
+    at, line = clock.tick()
+    prelude.append(ConfigureKubelet(at=at, line=line, policy=KubeletPolicy(ready_after_seconds=10)))
+    # each step long after the last has come to rest (the loop also runs to rest after the last)
+    start = at + timedelta(minutes=1)
+    step = timedelta(hours=1)
+    operations: list[AnyOperation] = [
+        Apply(at=start, line=line + 1, object=w.daemonset("agent:1.0")),
+        Apply(at=start + step, line=line + 2, object=w.daemonset("agent:2.0")),
+        Apply(at=start + 2 * step, line=line + 3, object=w.daemonset("agent:3.0")),
+        RolloutUndo(at=start + 3 * step, line=line + 4, kind="DaemonSet", namespace="kube-system", name="node-agent", to_revision=1),
+    ]
+    return Workload(prelude=prelude, operations=operations)

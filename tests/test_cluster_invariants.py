@@ -1,0 +1,1016 @@
+"""Cluster invariants after every step of Hypothesis-generated histories, plus bare-cluster tables.
+
+`ClusterMachine` drives one `Engine` through random histories of node adds, deletes and taint
+patches, bare (and pod-owned) pod adds and deletes, kubelet policy changes, recorded kubelet
+reports and advances of virtual time, and checks after every step that the cluster at rest
+obeys what kube-scheduler, the kubelet, PodGC, taint eviction and the garbage collector promise
+(numbered as in the invariant methods). Rules mirrored from upstream name the function.
+
+The tables below it pin the same behaviour on small hand-written clusters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, note, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from engine import commands as cmd
+from engine import events as ev
+from engine import operations as op
+from engine.events import KubeletPolicy
+from engine.loop import Engine
+from engine.nodeaffinity import required_node_affinity_matches
+from engine.objects import KubeObject, Node, Pod, Taint, decode_object, to_manifest
+from engine.scheduler import unfit_reason
+from engine.state import Cluster
+from engine.tolerations import tolerates, untolerated
+
+T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
+NS = "default"
+
+SCHEDULER = "default-scheduler"
+KUBELET = "kubelet"
+POD_GC = "pod-garbage-collector"
+TAINT_EVICTION = "taint-eviction-controller"
+GC = "garbage-collector"
+POD_ACTORS = (SCHEDULER, KUBELET, POD_GC, TAINT_EVICTION)
+
+# --- pools the histories draw from ------------------------------------------------------------
+
+NODE_NAMES = ("n1", "n2", "n3", "n4")
+POD_NAMES = tuple(f"p{i}" for i in range(8))
+IMAGES = ("nginx:1.27", "busybox:1.36", "redis:7.2")
+
+LABELS = st.fixed_dictionaries(
+    {},
+    optional={
+        "zone": st.sampled_from(["a", "b"]),
+        "disk": st.sampled_from(["ssd", "hdd"]),
+        "gpu": st.just("true"),
+    },
+)
+# a nodeSelector is drawn from the same keys and values, so it matches some nodes and not others
+NODE_SELECTORS = LABELS
+
+# unique by (key, effect), as validateNodeTaints requires
+TAINT_POOL: tuple[dict[str, str], ...] = (
+    {"key": "dedicated", "value": "db", "effect": "NoSchedule"},
+    {"key": "dedicated", "value": "db", "effect": "NoExecute"},
+    {"key": "maintenance", "effect": "NoExecute"},
+    {"key": "gpu", "value": "true", "effect": "NoSchedule"},
+    {"key": "spot", "effect": "PreferNoSchedule"},
+)
+TOLERATION_SECONDS = 3
+TOLERATION_POOL: tuple[dict[str, Any], ...] = (
+    {"key": "dedicated", "operator": "Equal", "value": "db"},  # every effect, forever
+    {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoExecute",
+     "tolerationSeconds": TOLERATION_SECONDS},
+    {"key": "maintenance", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "maintenance", "operator": "Exists", "effect": "NoExecute",
+     "tolerationSeconds": TOLERATION_SECONDS},
+    {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"},
+    {"operator": "Exists"},  # tolerates everything, forever
+)
+PROPAGATION_POLICIES = ("Background", "Foreground", "Orphan")
+
+
+# --- builders -------------------------------------------------------------------------------
+
+
+def make_node(
+    name: str,
+    labels: dict[str, str] | None = None,
+    taints: Iterable[dict[str, Any]] = (),
+    unschedulable: bool = False,
+) -> Node:
+    spec: dict[str, Any] = {"taints": list(taints)}
+    if unschedulable:
+        spec["unschedulable"] = True
+    obj = decode_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": labels or {}},
+            "spec": spec,
+        }
+    )
+    assert isinstance(obj, Node)
+    return obj
+
+
+def make_pod(
+    name: str,
+    image: str = "nginx:1.27",
+    node_selector: dict[str, str] | None = None,
+    tolerations: Iterable[dict[str, Any]] = (),
+    owners: Iterable[Pod] = (),
+) -> Pod:
+    metadata: dict[str, Any] = {"name": name, "namespace": NS}
+    refs = [
+        {"apiVersion": "v1", "kind": "Pod", "name": o.metadata.name, "uid": o.metadata.uid}
+        for o in owners
+    ]
+    if refs:
+        metadata["ownerReferences"] = refs
+    obj = decode_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": metadata,
+            "spec": {
+                "containers": [{"name": "main", "image": image}],
+                "nodeSelector": node_selector or {},
+                "tolerations": list(tolerations),
+            },
+        }
+    )
+    assert isinstance(obj, Pod)
+    return obj
+
+
+def key_of(pod: Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+def brief(obj: KubeObject | None) -> str:
+    """The fields the invariants look at, as one line of JSON (the offending object)."""
+    if obj is None:
+        return "null"
+    body = to_manifest(obj)
+    meta = body.get("metadata", {})
+    keep_meta = (
+        "name", "uid", "labels", "deletionTimestamp", "ownerReferences", "finalizers",
+    )
+    out: dict[str, Any] = {
+        "kind": body["kind"],
+        "metadata": {k: meta[k] for k in keep_meta if k in meta},
+    }
+    spec = body.get("spec", {})
+    if isinstance(obj, Pod):
+        out["spec"] = {
+            k: spec[k] for k in ("nodeName", "nodeSelector", "tolerations") if k in spec
+        }
+        out["spec"]["images"] = [c.image for c in obj.spec.containers]
+        status = body.get("status", {})
+        out["status"] = {k: status[k] for k in ("phase", "conditions") if k in status}
+    else:
+        out["spec"] = spec
+    return msgspec.json.encode(out).decode()
+
+
+def describe(operation: op.Operation) -> str:
+    """A short line for the history Hypothesis prints."""
+    fields = {
+        k: v
+        for k, v in msgspec.structs.asdict(operation).items()
+        if k not in ("actor", "cause", "line") and v not in (None, "", [], {})
+    }
+    obj = fields.pop("object", None)
+    head = f"{type(operation).__name__} at +{(operation.at - T0).total_seconds():g}s"
+    if obj is not None:
+        return f"{head}: {brief(obj)}"
+    fields.pop("at", None)
+    return f"{head}: {msgspec.json.encode(fields).decode()}"
+
+
+# --- upstream taint eviction, for the invariants ----------------------------------------------
+
+
+def noexecute_toleration(pod: Pod, node: Node) -> tuple[str, int | None]:
+    """("none" | "untolerated" | "forever" | "finite", min tolerationSeconds) for a pod on a node.
+
+    Mirrors tainteviction processPodOnNode: GetMatchingTolerations takes, for every NoExecute
+    taint, the first toleration that tolerates it; getMinTolerationTime is the smallest
+    tolerationSeconds among those (0 if any is <= 0), or forever if none has one.
+    """
+    taints = [t for t in node.spec.taints if t.effect == "NoExecute"]
+    if not taints:
+        return "none", None
+    used = []
+    for taint in taints:
+        match = next((t for t in pod.spec.tolerations if tolerates(t, taint)), None)
+        if match is None:
+            return "untolerated", 0
+        used.append(match)
+    seconds = [t.toleration_seconds for t in used if t.toleration_seconds is not None]
+    if not seconds:
+        return "forever", None
+    return "finite", max(min(seconds), 0)
+
+
+def is_terminating(obj: KubeObject) -> bool:
+    return obj.metadata.deletion_timestamp is not None
+
+
+def condition(pod: Pod, type_: str) -> Any:
+    return next((c for c in pod.status.conditions if c.type == type_), None)
+
+
+def is_ready(pod: Pod) -> bool:
+    ready = condition(pod, "Ready")
+    return ready is not None and ready.status == "True"
+
+
+# =============================================================================================
+# The state machine
+# =============================================================================================
+
+
+class ClusterMachine(RuleBasedStateMachine):
+    """One engine, random histories; every invariant holds after every step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.engine = Engine()
+        self.now = T0
+        self.log: list[ev.Event] = []
+        # a second fold, advanced event by event, to know each pod's NoExecute history
+        self.shadow = Cluster()
+        self.eviction_due: dict[str, datetime] = {}  # pod uid -> upstream's eviction time
+        self.wrong_evictions: list[str] = []
+        self.status_reason: dict[str, str] = {}  # pod uid -> reason of its last status change
+
+    # --- driving the engine --------------------------------------------------------------------
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.engine.cluster
+
+    def run(self, operation: op.Operation) -> None:
+        note(describe(operation))
+        self.engine.run([operation])
+        for event in self.engine.take_events():
+            self.record(event)
+
+    def nodes(self) -> list[Node]:
+        return [n for n in self.cluster.list("Node") if isinstance(n, Node)]
+
+    def pods(self) -> list[Pod]:
+        return [p for p in self.cluster.list("Pod") if isinstance(p, Pod)]
+
+    def bound_live_pods(self, cluster: Cluster) -> Iterable[tuple[Pod, Node]]:
+        for pod in cluster.list("Pod"):
+            assert isinstance(pod, Pod)
+            if pod.spec.node_name and not is_terminating(pod):
+                node = cluster.node(pod.spec.node_name)
+                if node is not None:
+                    yield pod, node
+
+    def record(self, event: ev.Event) -> None:
+        self.log.append(event)
+        if isinstance(event, ev.DeletionStarted | ev.ObjectDeleted) and event.by == TAINT_EVICTION:
+            self.check_eviction_was_due(event)
+        if isinstance(event, ev.PodStatusChanged):
+            self.status_reason[event.object.metadata.uid] = event.reason
+        self.shadow.evolve(event)
+        # mirrors processPodOnNode's scheduled work: armed when a pod first comes under a
+        # finite toleration (startTime := now), kept while it stays there, cancelled otherwise
+        finite: set[str] = set()
+        for pod, node in self.bound_live_pods(self.shadow):
+            kind, seconds = noexecute_toleration(pod, node)
+            if kind == "finite" and seconds is not None:
+                uid = pod.metadata.uid
+                finite.add(uid)
+                self.eviction_due.setdefault(uid, event.at + timedelta(seconds=seconds))
+        for uid in set(self.eviction_due) - finite:
+            del self.eviction_due[uid]
+
+    def check_eviction_was_due(self, event: ev.Event) -> None:
+        subject = ev.subject(event)
+        assert subject is not None
+        pod = self.shadow.pod(subject[1], subject[2])
+        node = self.shadow.node(pod.spec.node_name) if pod is not None else None
+        if pod is None or node is None:
+            return
+        kind, _ = noexecute_toleration(pod, node)
+        due = self.eviction_due.get(pod.metadata.uid)
+        if kind == "untolerated" or (kind == "finite" and due is not None and due <= event.at):
+            return
+        self.wrong_evictions.append(
+            f"event {event.position} at {event.at.isoformat()} evicted {brief(pod)} from "
+            f"{brief(node)}: its NoExecute toleration is {kind!r}, upstream evicts it at "
+            f"{due.isoformat() if due else 'never'}"
+        )
+
+    # --- rules ----------------------------------------------------------------------------------
+
+    @precondition(lambda self: len(self.nodes()) < len(NODE_NAMES))
+    @rule(data=st.data())
+    def add_node(self, data: st.DataObject) -> None:
+        free = [n for n in NODE_NAMES if self.cluster.node(n) is None]
+        name = data.draw(st.sampled_from(free), label="name")
+        labels = data.draw(LABELS, label="labels")
+        taints = data.draw(st.lists(st.sampled_from(TAINT_POOL), unique_by=str, max_size=2), label="taints")
+        cordoned = data.draw(st.sampled_from([False, False, False, True]), label="unschedulable")
+        stamp = data.draw(st.booleans(), label="stamp timeAdded")
+        taints = [self.with_time_added(t, stamp) for t in taints]
+        self.run(op.Apply(at=self.now, object=make_node(name, labels, taints, cordoned)))
+
+    @precondition(lambda self: bool(self.nodes()))
+    @rule(data=st.data())
+    def delete_node(self, data: st.DataObject) -> None:
+        name = data.draw(st.sampled_from([n.metadata.name for n in self.nodes()]), label="node")
+        self.run(op.Delete(at=self.now, kind="Node", namespace="", name=name))
+
+    @precondition(lambda self: bool(self.nodes()))
+    @rule(data=st.data())
+    def patch_node_taints(self, data: st.DataObject) -> None:
+        node = data.draw(st.sampled_from(self.nodes()), label="node")
+        wanted = data.draw(st.lists(st.sampled_from(TAINT_POOL), unique_by=str, max_size=3), label="taints")
+        stamp = data.draw(st.booleans(), label="stamp timeAdded")
+        taints = []
+        for raw in wanted:
+            # a taint already on the node keeps its timeAdded, as `kubectl taint` and the
+            # node lifecycle controller leave the other taints alone
+            old = next(
+                (
+                    t
+                    for t in node.spec.taints
+                    if (t.key, t.value, t.effect) == (raw["key"], raw.get("value", ""), raw["effect"])
+                ),
+                None,
+            )
+            taints.append(to_manifest_taint(old) if old is not None else self.with_time_added(raw, stamp))
+        self.run(
+            op.Patch(
+                at=self.now,
+                kind="Node",
+                namespace="",
+                name=node.metadata.name,
+                merge={"spec": {"taints": taints}},
+            )
+        )
+
+    @precondition(lambda self: bool(self.nodes()))
+    @rule(data=st.data())
+    def change_node_condition(self, data: st.DataObject) -> None:
+        node = data.draw(st.sampled_from(self.nodes()), label="node")
+        status = data.draw(st.sampled_from(["True", "False", "Unknown"]), label="Ready")
+        self.run(op.NodeConditionChange(at=self.now, name=node.metadata.name, status=status))
+
+    @precondition(lambda self: len(self.pods()) < len(POD_NAMES))
+    @rule(data=st.data())
+    def add_pod(self, data: st.DataObject) -> None:
+        free = [n for n in POD_NAMES if self.cluster.pod(NS, n) is None]
+        name = data.draw(st.sampled_from(free), label="name")
+        selector = data.draw(NODE_SELECTORS, label="nodeSelector")
+        tolerations = data.draw(
+            st.lists(st.sampled_from(TOLERATION_POOL), unique_by=str, max_size=2),
+            label="tolerations",
+        )
+        image = data.draw(st.sampled_from(IMAGES), label="image")
+        owners: list[Pod] = []
+        if self.pods() and data.draw(st.booleans(), label="owned"):
+            owners = data.draw(
+                st.lists(st.sampled_from(self.pods()), min_size=1, max_size=2, unique_by=key_of),
+                label="owners",
+            )
+        pod = make_pod(name, image, selector, tolerations, owners)
+        self.run(op.Apply(at=self.now, object=pod))
+
+    @precondition(lambda self: bool(self.pods()))
+    @rule(data=st.data())
+    def delete_pod(self, data: st.DataObject) -> None:
+        pod = data.draw(st.sampled_from(self.pods()), label="pod")
+        policy = data.draw(st.sampled_from(PROPAGATION_POLICIES), label="propagationPolicy")
+        self.run(
+            op.Delete(
+                at=self.now,
+                kind="Pod",
+                namespace=NS,
+                name=pod.metadata.name,
+                propagation_policy=policy,
+            )
+        )
+
+    @rule(
+        mode=st.sampled_from(["simulated", "simulated", "simulated", "recorded"]),
+        ready_after=st.sampled_from([0.0, 5.0]),
+        fail=st.lists(st.sampled_from(IMAGES), unique=True, max_size=1),
+        never_ready=st.lists(st.sampled_from(IMAGES), unique=True, max_size=1),
+    )
+    def configure_kubelet(
+        self, mode: str, ready_after: float, fail: list[str], never_ready: list[str]
+    ) -> None:
+        policy = KubeletPolicy(
+            mode=mode,
+            ready_after_seconds=ready_after,
+            fail_images=sorted(fail),
+            never_ready_images=sorted(never_ready),
+        )
+        self.run(op.ConfigureKubelet(at=self.now, policy=policy))
+
+    @precondition(lambda self: any(p.spec.node_name and not is_terminating(p) for p in self.pods()))
+    @rule(data=st.data())
+    def report_pod_status(self, data: st.DataObject) -> None:
+        pods = [p for p in self.pods() if p.spec.node_name and not is_terminating(p)]
+        pod = data.draw(st.sampled_from(pods), label="pod")
+        phase, ready = data.draw(
+            st.sampled_from(
+                [("Running", True), ("Running", False), ("Succeeded", None), ("Failed", None)]
+            ),
+            label="phase, ready",
+        )
+        self.run(
+            op.PodStatusReport(
+                at=self.now, namespace=NS, name=pod.metadata.name, phase=phase, ready=ready
+            )
+        )
+
+    @rule(seconds=st.integers(min_value=1, max_value=6))
+    def advance(self, seconds: int) -> None:
+        self.now += timedelta(seconds=seconds)
+        self.run(op.Advance(at=self.now))
+
+    def with_time_added(self, raw: dict[str, Any], stamp: bool) -> dict[str, Any]:
+        # the node lifecycle controller stamps the NoExecute taints it adds; a user's patch
+        # usually does not
+        if stamp and raw["effect"] == "NoExecute":
+            return {**raw, "timeAdded": self.now.isoformat().replace("+00:00", "Z")}
+        return dict(raw)
+
+    # --- invariants -----------------------------------------------------------------------------
+
+    @invariant()
+    def inv1_no_pod_is_bound_to_a_missing_node(self) -> None:
+        for pod in self.pods():
+            node = pod.spec.node_name
+            assert not node or self.cluster.node(node) is not None, (
+                f"at rest at {self.now.isoformat()}, pod is bound to node {node!r}, which does "
+                f"not exist (PodGC should have deleted it): {brief(pod)}"
+            )
+
+    @invariant()
+    def inv2_no_pod_stays_on_a_node_whose_noexecute_taint_it_does_not_tolerate(self) -> None:
+        for pod, node in self.bound_live_pods(self.cluster):
+            bad = untolerated(node.spec.taints, pod.spec.tolerations, ("NoExecute",))
+            assert not bad, (
+                f"pod is not terminating on a node with NoExecute taint(s) "
+                f"{[brief_taint(t) for t in bad]} it does not tolerate: {brief(pod)} on {brief(node)}"
+            )
+            due = self.eviction_due.get(pod.metadata.uid)
+            assert due is None or due > self.now, (
+                f"at {self.now.isoformat()}, pod still runs on {node.metadata.name} although its "
+                f"tolerationSeconds for a NoExecute taint ran out at {due.isoformat()} "
+                f"(upstream processPodOnNode counts from when the taint manager saw it there): "
+                f"{brief(pod)} on {brief(node)}"
+            )
+
+    @invariant()
+    def inv2b_taint_eviction_only_evicts_pods_that_are_due(self) -> None:
+        assert not self.wrong_evictions, "\n".join(self.wrong_evictions)
+
+    @invariant()
+    def inv3_every_bound_pod_fits_its_nodes_selector(self) -> None:
+        for pod in self.pods():
+            node = self.cluster.node(pod.spec.node_name) if pod.spec.node_name else None
+            if node is not None:
+                assert required_node_affinity_matches(pod.spec, node), (
+                    f"pod is bound to a node its nodeSelector does not match: "
+                    f"{brief(pod)} on {brief(node)}"
+                )
+
+    @invariant()
+    def inv4_positions_are_contiguous_and_time_never_goes_back(self) -> None:
+        for i, event in enumerate(self.log):
+            assert event.position == i + 1, (
+                f"event #{i + 1} of the log has position {event.position}: {ev.encode(event)!r}"
+            )
+            if i:
+                assert event.at >= self.log[i - 1].at, (
+                    f"event {event.position} at {event.at.isoformat()} is before event "
+                    f"{i} at {self.log[i - 1].at.isoformat()}: {ev.encode(event)!r}"
+                )
+        assert self.cluster.position == len(self.log), (
+            f"the cluster is at position {self.cluster.position} but {len(self.log)} events were taken"
+        )
+
+    @invariant()
+    def inv5_replaying_the_log_reproduces_the_cluster(self) -> None:
+        replayed = Cluster()
+        for event in self.log:
+            replayed.evolve(ev.decode(ev.encode(event)))  # through the log's own encoding
+        live, again = self.cluster.snapshot(), replayed.snapshot()
+        if live != again:
+            first = next(
+                (i for i, (a, b) in enumerate(zip(live, again, strict=False)) if a != b),
+                min(len(live), len(again)),
+            )
+            raise AssertionError(
+                f"folding the {len(self.log)} recorded events into a fresh Cluster gives a "
+                f"different snapshot; first difference at byte {first}:\n"
+                f"live:     {live[max(first - 300, 0) : first + 300]!r}\n"
+                f"replayed: {again[max(first - 300, 0) : first + 300]!r}"
+            )
+
+    @invariant()
+    def inv5b_the_folds_indexes_agree_with_its_objects(self) -> None:
+        cluster = self.cluster
+        pods = self.pods()
+        by_node: dict[str, set[tuple[str, str]]] = {}
+        for p in pods:
+            if p.spec.node_name:
+                by_node.setdefault(p.spec.node_name, set()).add((NS, p.metadata.name))
+        assert cluster.pods_by_node == by_node, (
+            f"pods_by_node {cluster.pods_by_node} != {by_node}"
+        )
+        load = sorted((len(by_node.get(n.metadata.name, ())), n.metadata.name) for n in self.nodes())
+        assert list(cluster.node_load) == load, f"node_load {list(cluster.node_load)} != {load}"
+        unbound = {(NS, p.metadata.name) for p in pods if not p.spec.node_name and not is_terminating(p)}
+        assert cluster.unbound_pods == unbound, f"unbound_pods {cluster.unbound_pods} != {unbound}"
+
+    @invariant()
+    def inv6_a_converged_cluster_yields_no_commands(self) -> None:
+        cluster, now = self.cluster, self.now
+        actors = self.engine.by_name
+        armed = {(due, owner, key) for due, owner, key in cluster.timers}
+
+        def settled(owner: str, key: str, commands: Sequence[cmd.Command]) -> list[cmd.Command]:
+            # a request to be woken at a time already recorded is requeue-as-data, not work
+            return [
+                c
+                for c in commands
+                if not (isinstance(c, cmd.SetTimer) and c.due > now and (c.due, owner, c.key) in armed)
+            ]
+
+        for pod in self.pods():
+            key = key_of(pod)
+            for name in POD_ACTORS:
+                left = settled(name, key, actors[name].reconcile(key, cluster, now))
+                assert not left, (
+                    f"at rest at {now.isoformat()}, {name}.reconcile({key!r}) still asks for "
+                    f"{[msgspec.json.encode(c).decode() for c in left]}; pod: {brief(pod)}"
+                    + self.nodes_line()
+                )
+        for obj in [*self.pods(), *self.nodes()]:
+            key = f"{type(obj).__name__}/{obj.metadata.namespace}/{obj.metadata.name}"
+            left = settled(GC, key, actors[GC].reconcile(key, cluster, now))
+            assert not left, (
+                f"at rest at {now.isoformat()}, {GC}.reconcile({key!r}) still asks for "
+                f"{[msgspec.json.encode(c).decode() for c in left]}; object: {brief(obj)}"
+            )
+        for _due, owner, key in cluster.timers:
+            left = settled(owner, key, actors[owner].reconcile(key, cluster, now))
+            assert not left, (
+                f"at rest at {now.isoformat()}, {owner}.reconcile({key!r}) (a pending timer's "
+                f"key) still asks for {[msgspec.json.encode(c).decode() for c in left]}"
+            )
+
+    @invariant()
+    def inv7_a_pending_pod_fits_no_node_and_says_so(self) -> None:
+        nodes = self.nodes()
+        for pod in self.pods():
+            if pod.spec.node_name or is_terminating(pod):
+                continue
+            fits = [
+                n.metadata.name
+                for n in nodes
+                if unfit_reason(pod, n, self.cluster.node_pod_count(n.metadata.name)) is None
+            ]
+            assert not fits, f"pod is unbound although node(s) {fits} fit it: {brief(pod)}" + self.nodes_line()
+            scheduled = condition(pod, "PodScheduled")
+            assert (
+                scheduled is not None
+                and scheduled.status == "False"
+                and scheduled.reason == "Unschedulable"
+            ), f"unbound pod has no PodScheduled=False/Unschedulable condition: {brief(pod)}"
+
+    @invariant()
+    def inv8_a_started_pod_that_is_not_ready_is_waiting_for_a_recorded_timer(self) -> None:
+        for pod in self.pods():
+            if pod.status.phase != "Running" or is_ready(pod) or is_terminating(pod):
+                continue
+            if self.status_reason.get(pod.metadata.uid) != "pod-started":
+                continue  # never-ready images, or a recorded report, keep a pod not Ready
+            due = self.cluster.ready_at.get((NS, pod.metadata.name))
+            assert due is not None, (
+                f"pod was started with readyAfter but no ready time is recorded for it, so it "
+                f"can never become Ready: {brief(pod)}; timers: {list(self.cluster.timers)}"
+            )
+
+    def nodes_line(self) -> str:
+        return "; nodes: " + ", ".join(brief(n) for n in self.nodes())
+
+
+def to_manifest_taint(taint: Taint) -> dict[str, Any]:
+    raw: dict[str, Any] = msgspec.to_builtins(taint)
+    raw.pop("__unmodeled__", None)
+    return raw
+
+
+def brief_taint(taint: Taint) -> str:
+    return f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
+
+
+ClusterMachine.TestCase.settings = settings(
+    max_examples=60,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestClusterInvariants = ClusterMachine.TestCase
+
+
+# =============================================================================================
+# Bare-cluster tables
+# =============================================================================================
+
+
+def apply(*objects: KubeObject) -> list[op.Operation]:
+    return [op.Apply(at=T0, object=o) for o in objects]
+
+
+def run(operations: Iterable[op.Operation]) -> Engine:
+    engine = Engine()
+    engine.run(operations)
+    return engine
+
+
+def pod_of(engine: Engine, name: str) -> Pod | None:
+    return engine.cluster.pod(NS, name)
+
+
+def kubelet(**fields: Any) -> op.ConfigureKubelet:
+    return op.ConfigureKubelet(at=T0, policy=KubeletPolicy(**fields))
+
+
+# --- scheduling -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("nodes", "existing", "the_pod", "want"),
+    [
+        pytest.param(
+            [make_node("b"), make_node("a")], [], make_pod("p"), "a",
+            id="equally-loaded-nodes-tie-break-on-name",
+        ),
+        pytest.param(
+            [make_node("a", {"zone": "a"}), make_node("b")],
+            [make_pod("x", node_selector={"zone": "a"})],
+            make_pod("p"), "b",
+            id="the-least-loaded-node-wins-over-the-first-name",
+        ),
+        pytest.param(
+            [make_node("a", {"zone": "a"}), make_node("b", {"zone": "b"})],
+            [make_pod("x", node_selector={"zone": "b"})],
+            make_pod("p", node_selector={"zone": "b"}), "b",
+            id="a-node-the-selector-rules-out-is-skipped-however-empty",
+        ),
+        pytest.param(
+            [make_node("a", taints=[TAINT_POOL[0]]), make_node("b", {"zone": "b"})],
+            [make_pod("x", node_selector={"zone": "b"})],
+            make_pod("p"), "b",
+            id="an-untolerated-noschedule-taint-rules-out-the-emptier-node",
+        ),
+        pytest.param(
+            [make_node("a", taints=[TAINT_POOL[0]]), make_node("b", {"zone": "b"})],
+            [make_pod("x", node_selector={"zone": "b"})],
+            make_pod("p", tolerations=[TOLERATION_POOL[0]]), "a",
+            id="a-tolerated-taint-leaves-the-emptier-node-eligible",
+        ),
+        pytest.param(
+            [make_node("a", taints=[TAINT_POOL[4]]), make_node("b", {"zone": "b"})],
+            [make_pod("x", node_selector={"zone": "b"})],
+            make_pod("p"), "a",
+            id="prefernoschedule-does-not-filter",
+        ),
+        pytest.param(
+            [make_node("a", unschedulable=True), make_node("b", {"zone": "b"})],
+            [make_pod("x", node_selector={"zone": "b"})],
+            make_pod("p"), "b",
+            id="a-cordoned-node-is-skipped-however-empty",
+        ),
+        pytest.param(
+            [make_node("a", unschedulable=True), make_node("b", {"zone": "b"})],
+            [make_pod("x", node_selector={"zone": "b"})],
+            make_pod("p", tolerations=[TOLERATION_POOL[5]]), "a",
+            id="a-pod-tolerating-the-unschedulable-taint-may-go-to-a-cordoned-node",
+        ),
+    ],
+)
+def test_a_pod_goes_to_the_least_loaded_fitting_node_then_by_name(
+    nodes: list[Node], existing: list[Pod], the_pod: Pod, want: str
+) -> None:
+    engine = run([*apply(*nodes), *apply(*existing), *apply(the_pod)])
+    pod = pod_of(engine, the_pod.metadata.name)
+    assert pod is not None and pod.spec.node_name == want, brief(pod)
+    bound = [e for e in engine.take_events() if isinstance(e, ev.PodBound)][-1]
+    assert bound.by == SCHEDULER and bound.object.metadata.name == the_pod.metadata.name
+
+
+@pytest.mark.parametrize(
+    ("nodes", "the_pod", "message"),
+    [
+        pytest.param(
+            [make_node("a", {"zone": "a"})],
+            make_pod("p", node_selector={"zone": "b"}),
+            "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.",
+            id="one-node-that-the-selector-rules-out",
+        ),
+        pytest.param(
+            [make_node("a", taints=[TAINT_POOL[1]]), make_node("b", taints=[TAINT_POOL[2]])],
+            make_pod("p"),
+            "0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: db}, "
+            "1 node(s) had untolerated taint {maintenance}.",
+            id="the-untolerated-taint-is-named-key-colon-value",
+        ),
+        pytest.param(
+            [make_node("a", unschedulable=True)],
+            make_pod("p"),
+            "0/1 nodes are available: 1 node(s) were unschedulable.",
+            id="a-cordoned-node",
+        ),
+        pytest.param(
+            # FitError.Error sorts the "<count> <reason>" strings with sort.Strings
+            [
+                make_node("a", {"zone": "a"}),
+                make_node("b", {"zone": "b"}, taints=[TAINT_POOL[0]]),
+                make_node("c", {"zone": "b"}, taints=[TAINT_POOL[0]]),
+            ],
+            make_pod("p", node_selector={"zone": "b"}),
+            "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+            "2 node(s) had untolerated taint {dedicated: db}.",
+            id="reasons-are-sorted-as-strings-like-upstream-FitError",
+        ),
+    ],
+)
+def test_a_pod_that_fits_nowhere_stays_pending_and_says_why(
+    nodes: list[Node], the_pod: Pod, message: str
+) -> None:
+    engine = run([*apply(*nodes), *apply(the_pod)])
+    pod = pod_of(engine, the_pod.metadata.name)
+    assert pod is not None and not pod.spec.node_name
+    assert pod.status.phase == "Pending"
+    scheduled = condition(pod, "PodScheduled")
+    assert scheduled is not None
+    assert (scheduled.status, scheduled.reason, scheduled.message) == (
+        "False",
+        "Unschedulable",
+        message,
+    )
+
+
+def test_a_pending_pod_is_scheduled_when_a_fitting_node_appears() -> None:
+    engine = run(apply(make_node("a", {"zone": "a"}), make_pod("p", node_selector={"zone": "b"})))
+    engine.run(apply(make_node("b", {"zone": "b"})))
+    pod = pod_of(engine, "p")
+    assert pod is not None and pod.spec.node_name == "b"
+    assert condition(pod, "PodScheduled").status == "True"
+
+
+# --- PodGC and taint eviction -----------------------------------------------------------------
+
+
+def test_deleting_a_node_makes_podgc_delete_its_pods() -> None:
+    engine = run(
+        apply(
+            make_node("a"),
+            make_pod("p1"),
+            make_node("b", {"zone": "b"}),
+            make_pod("p2", node_selector={"zone": "b"}),
+        )
+    )
+    assert pod_of(engine, "p1").spec.node_name == "a"
+    engine.take_events()
+    engine.run([op.Delete(at=T0 + timedelta(seconds=1), kind="Node", namespace="", name="a")])
+    events = engine.take_events()
+    assert pod_of(engine, "p1") is None
+    assert pod_of(engine, "p2") is not None, "a pod on another node stays"
+    gone = [e for e in events if isinstance(e, ev.ObjectDeleted) and e.kind == "Pod"]
+    assert [(e.name, e.by, e.reason, e.node_name) for e in gone] == [
+        ("p1", POD_GC, "node-deleted", "a")
+    ]
+
+
+NO_EXECUTE_DEDICATED = TAINT_POOL[1]
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "after", "evicted"),
+    [
+        pytest.param([], 0, True, id="no-toleration-is-evicted-at-once"),
+        pytest.param(
+            [TOLERATION_POOL[4]], 0, True, id="a-toleration-for-another-taint-does-not-help"
+        ),
+        pytest.param(
+            [TOLERATION_POOL[0]], 3600, False, id="a-toleration-without-seconds-stays-forever"
+        ),
+        pytest.param([TOLERATION_POOL[5]], 3600, False, id="exists-with-no-key-tolerates-all"),
+        pytest.param(
+            [TOLERATION_POOL[1]], 2, False, id="tolerationseconds-not-yet-run-out-stays"
+        ),
+        pytest.param(
+            # mirrors processPodOnNode: the clock starts when the taint manager sees the pod on
+            # the tainted node; a user's taint carries no timeAdded
+            [TOLERATION_POOL[1]], TOLERATION_SECONDS, True,
+            id="tolerationseconds-run-out-is-evicted-when-the-taint-has-no-timeadded",
+        ),
+    ],
+)
+def test_a_noexecute_taint_evicts_pods_that_do_not_tolerate_it(
+    tolerations: list[dict[str, Any]], after: int, evicted: bool
+) -> None:
+    engine = run(apply(make_node("a"), make_pod("p", tolerations=tolerations)))
+    assert pod_of(engine, "p").spec.node_name == "a"
+    engine.take_events()
+    tainted = T0 + timedelta(seconds=10)
+    engine.run(
+        [
+            op.Patch(
+                at=tainted,
+                kind="Node",
+                namespace="",
+                name="a",
+                merge={"spec": {"taints": [NO_EXECUTE_DEDICATED]}},
+            ),
+            op.Advance(at=tainted + timedelta(seconds=after)),
+        ]
+    )
+    events = engine.take_events()
+    assert (pod_of(engine, "p") is None) == evicted, brief(pod_of(engine, "p"))
+    if evicted:
+        started = [e for e in events if isinstance(e, ev.DeletionStarted)]
+        assert [(e.object.metadata.name, e.by, e.reason) for e in started] == [
+            ("p", TAINT_EVICTION, "taint-eviction")
+        ]
+        assert started[0].at == tainted + timedelta(seconds=after)
+
+
+def test_tolerationseconds_count_from_the_taints_timeadded() -> None:
+    engine = run(apply(make_node("a"), make_pod("p", tolerations=[TOLERATION_POOL[1]])))
+    stamped = {**NO_EXECUTE_DEDICATED, "timeAdded": "2026-11-20T10:00:10Z"}
+    at = T0 + timedelta(seconds=10)
+    engine.run(
+        [op.Patch(at=at, kind="Node", namespace="", name="a", merge={"spec": {"taints": [stamped]}})]
+    )
+    assert pod_of(engine, "p") is not None
+    timers = [e for e in engine.take_events() if isinstance(e, ev.TimerSet)]
+    assert [(t.owner, t.key, t.due) for t in timers] == [
+        (TAINT_EVICTION, "default/p", at + timedelta(seconds=TOLERATION_SECONDS))
+    ]
+    engine.run([op.Advance(at=at + timedelta(seconds=TOLERATION_SECONDS))])
+    assert pod_of(engine, "p") is None
+
+
+# --- the simulated kubelet --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("policy", "phase", "ready", "reason"),
+    [
+        pytest.param({}, "Running", True, "pod-started", id="default-policy-is-running-and-ready"),
+        pytest.param(
+            {"fail_images": ["nginx:1.27"]}, "Failed", False, "image-failed",
+            id="an-image-in-failimages-fails-the-pod",
+        ),
+        pytest.param(
+            {"never_ready_images": ["nginx:1.27"]}, "Running", False, "never-ready",
+            id="an-image-in-neverreadyimages-runs-but-is-never-ready",
+        ),
+        pytest.param(
+            {"fail_images": ["busybox:1.36"]}, "Running", True, "pod-started",
+            id="failimages-of-another-image-do-not-matter",
+        ),
+        pytest.param(
+            # podStrategy.PrepareForCreate: a new pod's phase is Pending
+            {"mode": "recorded"}, "Pending", False, None,
+            id="recorded-mode-starts-nothing-and-the-pod-stays-pending",
+        ),
+    ],
+)
+def test_the_kubelet_starts_bound_pods_per_its_policy(
+    policy: dict[str, Any], phase: str, ready: bool, reason: str | None
+) -> None:
+    engine = run([kubelet(**policy), *apply(make_node("a"), make_pod("p"))])
+    pod = pod_of(engine, "p")
+    assert pod is not None and pod.spec.node_name == "a"
+    assert (pod.status.phase, is_ready(pod)) == (phase, ready), brief(pod)
+    changed = [e for e in engine.take_events() if isinstance(e, ev.PodStatusChanged)]
+    assert [(e.by, e.reason) for e in changed] == ([(KUBELET, reason)] if reason else [])
+    # a later advance changes nothing: the outcome is final
+    engine.run([op.Advance(at=T0 + timedelta(hours=1))])
+    assert pod_of(engine, "p").status == pod.status
+
+
+def test_ready_after_is_a_recorded_timer_set_then_fired() -> None:
+    engine = run([kubelet(ready_after_seconds=5), *apply(make_node("a"), make_pod("p"))])
+    pod = pod_of(engine, "p")
+    assert (pod.status.phase, is_ready(pod)) == ("Running", False)
+    engine.run([op.Advance(at=T0 + timedelta(seconds=4))])
+    assert not is_ready(pod_of(engine, "p")), "not Ready before readyAfter"
+    engine.run([op.Advance(at=T0 + timedelta(seconds=9))])
+    events = engine.take_events()
+    timer_set = [e for e in events if isinstance(e, ev.TimerSet)]
+    fired = [e for e in events if isinstance(e, ev.TimerFired)]
+    assert [(t.owner, t.key, t.due) for t in timer_set] == [
+        (KUBELET, "default/p", T0 + timedelta(seconds=5))
+    ]
+    assert [(f.owner, f.key, f.at, f.trigger) for f in fired] == [
+        (KUBELET, "default/p", T0 + timedelta(seconds=5), timer_set[0].position)
+    ]
+    ready = [e for e in events if isinstance(e, ev.PodStatusChanged) and e.reason == "pod-ready"]
+    assert [(e.at, e.trigger) for e in ready] == [(T0 + timedelta(seconds=5), fired[0].position)]
+    assert is_ready(pod_of(engine, "p"))
+    assert list(engine.cluster.timers) == []
+
+
+def test_pods_bound_while_kubelets_were_recorded_start_when_they_are_simulated_again() -> None:
+    engine = run([kubelet(mode="recorded"), *apply(make_node("a"), make_pod("p"))])
+    assert pod_of(engine, "p").status.phase != "Running"
+    engine.run([op.ConfigureKubelet(at=T0 + timedelta(seconds=1), policy=KubeletPolicy())])
+    pod = pod_of(engine, "p")
+    assert (pod.status.phase, is_ready(pod)) == ("Running", True), brief(pod)
+
+
+# --- garbage collection through ownerReferences ------------------------------------------------
+
+
+def owned_pair(with_node: bool, dependent: str) -> Engine:
+    nodes = [make_node("a")] if with_node else []
+    engine = run(apply(*nodes, make_pod("owner")))
+    owner = pod_of(engine, "owner")
+    engine.run(apply(make_pod(dependent, owners=[owner])))
+    engine.take_events()
+    return engine
+
+
+def deleted_order(events: Sequence[ev.Event]) -> list[str]:
+    return [e.name for e in events if isinstance(e, ev.ObjectDeleted) and e.kind == "Pod"]
+
+
+# the loop visits keys in name order, so both orders of owner and dependent name are tried
+@pytest.mark.parametrize(
+    "dependent", ["dependent", "worker"], ids=["dependent-sorts-first", "dependent-sorts-last"]
+)
+@pytest.mark.parametrize("with_node", [True, False], ids=["bound-pods", "pending-pods"])
+@pytest.mark.parametrize(
+    ("policy", "remaining", "deleted", "dependent_owners"),
+    [
+        pytest.param(
+            "Background", [], ["owner", "dependent"], None,
+            id="background-deletes-the-owner-then-the-collector-deletes-the-dependent",
+        ),
+        pytest.param(
+            "Foreground", [], ["dependent", "owner"], None,
+            id="foreground-keeps-the-owner-until-its-dependents-are-gone",
+        ),
+        pytest.param(
+            "Orphan", ["dependent"], ["owner"], [],
+            id="orphan-strips-the-owner-reference-and-keeps-the-dependent",
+        ),
+    ],
+)
+def test_propagation_policy_on_a_pod_owned_by_a_pod(
+    with_node: bool,
+    dependent: str,
+    policy: str,
+    remaining: list[str],
+    deleted: list[str],
+    dependent_owners: list[str] | None,
+) -> None:
+    engine = owned_pair(with_node, dependent)
+    remaining = [dependent if n == "dependent" else n for n in remaining]
+    deleted = [dependent if n == "dependent" else n for n in deleted]
+    engine.run(
+        [
+            op.Delete(
+                at=T0 + timedelta(seconds=1),
+                kind="Pod",
+                namespace=NS,
+                name="owner",
+                propagation_policy=policy,
+            )
+        ]
+    )
+    events = engine.take_events()
+    assert [p.metadata.name for p in engine.cluster.list("Pod")] == remaining
+    assert deleted_order(events) == deleted
+    if policy in ("Foreground", "Orphan"):
+        finalizer = "foregroundDeletion" if policy == "Foreground" else "orphan"
+        first = events[0]
+        assert isinstance(first, ev.DeletionStarted) and first.object.metadata.name == "owner"
+        assert finalizer in first.object.metadata.finalizers
+    if policy == "Background":
+        by_gc = [e for e in events if e.by == GC]
+        assert by_gc and by_gc[0].reason == "owner-deleted"
+    if dependent_owners is not None:
+        survivor = pod_of(engine, dependent)
+        assert survivor is not None
+        assert [r.name for r in survivor.metadata.owner_references] == dependent_owners
+
+
+def test_a_dependent_with_a_surviving_second_owner_only_loses_the_dangling_reference() -> None:
+    engine = run(apply(make_pod("a"), make_pod("b")))
+    a, b = pod_of(engine, "a"), pod_of(engine, "b")
+    engine.run(apply(make_pod("dependent", owners=[a, b])))
+    engine.run([op.Delete(at=T0, kind="Pod", namespace=NS, name="a")])
+    dependent = pod_of(engine, "dependent")
+    assert dependent is not None
+    assert [r.name for r in dependent.metadata.owner_references] == ["b"]
