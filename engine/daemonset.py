@@ -29,6 +29,7 @@ from engine.objects import (
     Node,
     ObjectMeta,
     Pod,
+    PodSpec,
     replace,
     to_builtins,
 )
@@ -74,9 +75,12 @@ def is_terminating(pod: KubeObject) -> bool:
     return pod.metadata.deletion_timestamp is not None
 
 
-def node_should_run(node: Node, ds: DaemonSet) -> tuple[bool, bool, str]:
-    """Mirrors NodeShouldRunDaemonPod: (shouldRun, shouldContinueRunning, why not)."""
-    spec = with_daemon_tolerations(ds.spec.template.spec)
+def node_should_run(node: Node, ds: DaemonSet, spec: PodSpec | None = None) -> tuple[bool, bool, str]:
+    """Mirrors NodeShouldRunDaemonPod: (shouldRun, shouldContinueRunning, why not).
+
+    `spec` is the template's spec with the daemon tolerations, when the caller has it already.
+    """
+    spec = spec or with_daemon_tolerations(ds.spec.template.spec)
     if spec.node_name and spec.node_name != node.metadata.name:
         return False, False, f"the template's nodeName is {spec.node_name}"
     if not required_node_affinity_matches(spec, node):
@@ -206,7 +210,8 @@ def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[
             node_pods.setdefault(target, []).append(pod)
     for group in node_pods.values():
         group.sort(key=creation_order)
-    eligibility = {n.metadata.name: node_should_run(n, ds) for n in nodes}
+    daemon_spec = with_daemon_tolerations(template.spec)  # the same for every node
+    eligibility = {n.metadata.name: node_should_run(n, ds, daemon_spec) for n in nodes}
     managed = _manage(ds, cluster, nodes, node_pods, eligibility, pods, hash_, now)
     commands += managed
     if not any(isinstance(c, cmd.CreateObject | cmd.DeleteObject) for c in managed):

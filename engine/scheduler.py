@@ -13,7 +13,7 @@ from datetime import datetime
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.nodeaffinity import required_node_affinity_matches
+from engine.nodeaffinity import pod_target_node, required_node_affinity_matches
 from engine.objects import Node, Pod, Taint, Toleration
 from engine.state import Cluster
 from engine.tolerations import untolerated
@@ -79,7 +79,13 @@ class Scheduler:
         pod = cluster.pod(ns, name)
         if pod is None or pod.spec.node_name or pod.metadata.deletion_timestamp is not None:
             return []
-        for count, node_name in cluster.node_load:  # fewest pods first, then name
+        # mirrors NodeAffinity.PreFilter: a metadata.name matchFields term names the only
+        # candidate, so a daemon pod never walks the whole cluster
+        target = pod_target_node(pod.spec)
+        candidates = (
+            [(cluster.node_pod_count(target), target)] if target and cluster.node(target) else []
+        ) if target else cluster.node_load
+        for count, node_name in candidates:  # fewest pods first, then name
             node = cluster.node(node_name)
             if node is not None and unfit_reason(pod, node, count) is None:
                 return [
