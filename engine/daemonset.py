@@ -133,25 +133,22 @@ def scaled(value: int | str | None, total: int, round_up: bool) -> int:
 class DaemonSetController:
     name = NAME
 
-    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+    def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, DaemonSet):
                 return (f"{obj.metadata.namespace}/{obj.metadata.name}",)
             if isinstance(obj, Node):
-                return [f"{d.metadata.namespace}/{d.metadata.name}" for d in cluster.list("DaemonSet")]
+                return _all_daemonsets(cluster)
             if isinstance(obj, Pod) or type(obj).__name__ == "ControllerRevision":
-                ref = controller_ref(obj)
-                if ref is not None:
-                    return (f"{obj.metadata.namespace}/{ref.name}",) if ref.kind == "DaemonSet" else ()
-                return [
-                    f"{d.metadata.namespace}/{d.metadata.name}"
-                    for d in cluster.list("DaemonSet", obj.metadata.namespace)
-                    if isinstance(d, DaemonSet) and from_label_selector(d.spec.selector).matches(obj.metadata.labels)
-                ]
+                # mirrors updatePod: a changed controllerRef wakes the old controller too
+                keys = _controller_keys(obj, cluster)
+                if isinstance(before, KubeObject):
+                    keys += [k for k in _controller_keys(before, cluster) if k not in keys]
+                return keys
         elif isinstance(event, ev.ObjectDeleted):
             if event.kind == "Node":
-                return [f"{d.metadata.namespace}/{d.metadata.name}" for d in cluster.list("DaemonSet")]
+                return _all_daemonsets(cluster)
             for ref in event.owner_references:
                 if ref.controller and ref.kind == "DaemonSet":
                     return (f"{event.namespace}/{ref.name}",)
@@ -163,6 +160,22 @@ class DaemonSetController:
         if not isinstance(ds, DaemonSet):
             return []
         return reconcile_daemonset(ds, cluster, now)
+
+
+def _all_daemonsets(cluster: Cluster) -> list[str]:
+    return [f"{d.metadata.namespace}/{d.metadata.name}" for d in cluster.list("DaemonSet")]
+
+
+def _controller_keys(obj: KubeObject, cluster: Cluster) -> list[str]:
+    """The DaemonSet controlling `obj`, or (an orphan) every DaemonSet whose selector matches."""
+    ref = controller_ref(obj)
+    if ref is not None:
+        return [f"{obj.metadata.namespace}/{ref.name}"] if ref.kind == "DaemonSet" else []
+    return [
+        f"{d.metadata.namespace}/{d.metadata.name}"
+        for d in cluster.list("DaemonSet", obj.metadata.namespace)
+        if isinstance(d, DaemonSet) and from_label_selector(d.spec.selector).matches(obj.metadata.labels)
+    ]
 
 
 def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[cmd.Command]:
@@ -282,11 +295,12 @@ def _delete(pod: Pod, reason: str, message: str) -> cmd.DeleteObject:
     )
 
 
-def _allows_surge(ds: DaemonSet, desired: int) -> bool:
+def _allows_surge(ds: DaemonSet) -> bool:
+    """Mirrors util.AllowsSurge: maxSurge scaled against a single node."""
     strategy = ds.spec.update_strategy
     if strategy.type != "RollingUpdate" or strategy.rolling_update is None:
         return False
-    return scaled(strategy.rolling_update.max_surge, desired, True) > 0
+    return scaled(strategy.rolling_update.max_surge, 1, True) > 0
 
 
 def _manage(
@@ -300,8 +314,7 @@ def _manage(
     now: datetime,
 ) -> list[cmd.Command]:
     """Mirrors manage() and podsShouldBeOnNode(): who needs a pod, which pods must go."""
-    desired = sum(1 for run, _, _ in eligibility.values() if run)
-    surge = _allows_surge(ds, desired)
+    surge = _allows_surge(ds)
     needing: list[tuple[str, str]] = []  # (node, why)
     to_delete: list[tuple[Pod, str, str]] = []  # (pod, reason, message)
     other: list[cmd.Command] = []
@@ -320,8 +333,8 @@ def _manage(
                     key = f"{ds.metadata.uid}/{ds.status.observed_generation}/{name}"
                     entry = cluster.backoffs.get(key)
                     if entry is not None and _in_backoff(entry, now):
-                        delay, updated = entry
-                        due = updated + timedelta(seconds=delay)
+                        delay, _ = entry
+                        due = now + timedelta(seconds=delay)  # enqueueDaemonSetAfter(ds, delay)
                         other.append(
                             cmd.SetTimer(
                                 key=f"{ds.metadata.namespace}/{ds.metadata.name}",
@@ -332,6 +345,15 @@ def _manage(
                         )
                         continue
                     delay = _next_delay(entry, now)
+                    other.append(
+                        cmd.RecordWarning(
+                            kind="DaemonSet",
+                            namespace=ds.metadata.namespace,
+                            name=ds.metadata.name,
+                            reason="FailedDaemonPod",
+                            message=f"Found failed daemon pod {pod.metadata.namespace}/{pod.metadata.name} on node {name}, will try to kill it",
+                        )
+                    )
                     other.append(
                         cmd.RecordBackoff(
                             key=key,

@@ -23,7 +23,7 @@ from engine.tolerations import tolerates
 class PodGarbageCollector:
     name = "pod-garbage-collector"
 
-    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+    def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectDeleted) and event.kind == "Node":
             return [f"{ns}/{name}" for ns, name in sorted(cluster.pods_by_node.get(event.name, ()))]
         if isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod):
@@ -80,7 +80,7 @@ def _noexecute_deadline(pod: Pod, node: Node) -> tuple[str | None, datetime | No
 class TaintEvictionController:
     name = "taint-eviction-controller"
 
-    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+    def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, Node):

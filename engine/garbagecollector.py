@@ -36,7 +36,7 @@ def _describe(obj: KubeObject) -> str:
 class GarbageCollector:
     name = "garbage-collector"
 
-    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+    def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         keys: list[str] = []
         if isinstance(event, ev.ObjectDeleted):
             keys += [key_of(k) for k in sorted(cluster.dependents.get(event.uid, ()))]

@@ -35,7 +35,7 @@ def _conditions(status: PodStatus, ready: bool, now: datetime, reason: str = "")
 class Kubelet:
     name = "kubelet"
 
-    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+    def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.KubeletConfigured) and event.policy.mode != "recorded":
             # kubelets are back: bound pods nobody started yet are started now
             return [

@@ -20,7 +20,7 @@ from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
 from engine.apiserver import ApiServer, Audit
-from engine.objects import CLUSTER_SCOPED, Pod
+from engine.objects import CLUSTER_SCOPED, KubeObject, Pod
 from engine.state import Cluster
 
 MAX_PASSES_PER_INSTANT = 10_000
@@ -32,8 +32,11 @@ class Controller(Protocol):
 
     name: str
 
-    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
-        """The keys this actor must look at after `event` (its informer handlers)."""
+    def keys_for(
+        self, event: ev.Event, cluster: Cluster, before: KubeObject | None = None
+    ) -> Iterable[str]:
+        """The keys this actor must look at after `event` (its informer handlers); `before`
+        is the object as it was, for events that changed one (an informer's old object)."""
         ...
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
@@ -83,10 +86,12 @@ class Engine:
     def _emit(self, event_type: type[ev.Event], **fields: Any) -> ev.Event:
         assert self.now is not None
         event = event_type(position=self.cluster.position + 1, at=self.now, **fields)
+        subject = ev.subject(event)
+        before = self.cluster.get(*subject) if subject and subject[0] in self.cluster.objects else None
         self.cluster.evolve(event)
         self.events.append(event)
         for actor in self.controllers:
-            keys = actor.keys_for(event, self.cluster)
+            keys = actor.keys_for(event, self.cluster, before)
             if keys:
                 queue = self.dirty[actor.name]
                 for key in keys:

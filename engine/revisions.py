@@ -57,7 +57,15 @@ def construct_history(
 ) -> History:
     """Find or create the revision matching `data`; `name_for(collisionCount)` -> (name, hash)."""
     histories, commands = claim(cluster, owner, "ControllerRevision", selector)
-    crs = [h for h in histories if isinstance(h, ControllerRevision)]
+    crs = []
+    for h in histories:
+        if not isinstance(h, ControllerRevision):
+            continue
+        if HASH_LABEL not in h.metadata.labels:
+            # mirrors constructHistory: a revision without the unique label gets its own name
+            h = replace(h, metadata=replace(h.metadata, labels={**h.metadata.labels, HASH_LABEL: h.metadata.name}))
+            commands.append(cmd.UpdateObject(object=h, reason="revision-labelled", message=f"revision {h.metadata.name} had no {HASH_LABEL} label: set to its name"))
+        crs.append(h)
     current = [h for h in crs if h.data == data]
     old = [h for h in crs if h.data != data]
     next_revision = max((h.revision for h in old), default=0) + 1
@@ -102,19 +110,22 @@ def construct_history(
     for h in current[1:]:
         if h.revision >= keep.revision:
             keep = h
-    for dup in current:
-        if dup is keep:
-            continue
+    if len(current) > 1:
+        # mirrors dedupCurHistories: every daemon pod not on the kept hash is relabelled to it
+        kept_hash = pod_hash_label(keep)
         for pod in pods:
-            if pod.metadata.labels.get(HASH_LABEL) == dup.metadata.labels.get(HASH_LABEL):
-                relabelled = {**pod.metadata.labels, HASH_LABEL: pod_hash_label(keep)}
+            if pod.metadata.labels.get(HASH_LABEL) != kept_hash:
+                relabelled = {**pod.metadata.labels, HASH_LABEL: kept_hash}
                 commands.append(
                     cmd.UpdateObject(
                         object=replace(pod, metadata=replace(pod.metadata, labels=relabelled)),
                         reason="revision-deduplicated",
-                        message=f"revision {dup.metadata.name} duplicates {keep.metadata.name}: pod relabelled",
+                        message=f"{len(current)} revisions hold this template; pods take the hash of {keep.metadata.name}",
                     )
                 )
+    for dup in current:
+        if dup is keep:
+            continue
         commands.append(
             cmd.DeleteObject(
                 kind="ControllerRevision",

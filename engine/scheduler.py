@@ -59,7 +59,7 @@ def unfit_reason(pod: Pod, node: Node, pods_on_node: int) -> str | None:
 class Scheduler:
     name = "default-scheduler"
 
-    def keys_for(self, event: ev.Event, cluster: Cluster) -> Iterable[str]:
+    def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, Pod):

@@ -19,11 +19,18 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, note, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
 
 from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
+from engine.apiserver import FOREGROUND
 from engine.events import KubeletPolicy
 from engine.loop import Engine
 from engine.nodeaffinity import required_node_affinity_matches
@@ -111,10 +118,13 @@ def make_pod(
     node_selector: dict[str, str] | None = None,
     tolerations: Iterable[dict[str, Any]] = (),
     owners: Iterable[Pod] = (),
+    block_owner_deletion: bool = True,
 ) -> Pod:
     metadata: dict[str, Any] = {"name": name, "namespace": NS}
     refs = [
         {"apiVersion": "v1", "kind": "Pod", "name": o.metadata.name, "uid": o.metadata.uid}
+        # controllers set blockOwnerDeletion on the references they write
+        | ({"blockOwnerDeletion": True} if block_owner_deletion else {})
         for o in owners
     ]
     if refs:
@@ -236,6 +246,7 @@ class ClusterMachine(RuleBasedStateMachine):
         self.eviction_due: dict[str, datetime] = {}  # pod uid -> upstream's eviction time
         self.wrong_evictions: list[str] = []
         self.status_reason: dict[str, str] = {}  # pod uid -> reason of its last status change
+        self.early_owner_deletions: list[str] = []
 
     # --- driving the engine --------------------------------------------------------------------
 
@@ -269,6 +280,8 @@ class ClusterMachine(RuleBasedStateMachine):
             self.check_eviction_was_due(event)
         if isinstance(event, ev.PodStatusChanged):
             self.status_reason[event.object.metadata.uid] = event.reason
+        if isinstance(event, ev.ObjectDeleted):
+            self.check_foreground_owner_outlives_its_blocking_dependents(event)
         self.shadow.evolve(event)
         # mirrors processPodOnNode's scheduled work: armed when a pod first comes under a
         # finite toleration (startTime := now), kept while it stays there, cancelled otherwise
@@ -299,7 +312,33 @@ class ClusterMachine(RuleBasedStateMachine):
             f"{due.isoformat() if due else 'never'}"
         )
 
+    def check_foreground_owner_outlives_its_blocking_dependents(self, event: ev.ObjectDeleted) -> None:
+        # mirrors garbagecollector processDeletingDependentsItem: the foregroundDeletion
+        # finalizer is removed only once no dependent with blockOwnerDeletion=true is left
+        owner = self.shadow.get(event.kind, event.namespace, event.name)
+        if owner is None or FOREGROUND not in owner.metadata.finalizers:
+            return
+        blocking = [
+            dep
+            for dep in self.shadow.by_owner(event.uid)
+            if any(
+                r.uid == event.uid and r.block_owner_deletion
+                for r in dep.metadata.owner_references
+            )
+        ]
+        if blocking:
+            self.early_owner_deletions.append(
+                f"event {event.position} ({event.by}, {event.reason}) removed {brief(owner)} "
+                f"while its blocking dependents still exist: {[brief(d) for d in blocking]}"
+            )
+
     # --- rules ----------------------------------------------------------------------------------
+
+    @initialize(data=st.data())
+    def start_with_a_node(self, data: st.DataObject) -> None:
+        # most histories are about pods on nodes: start with one (it may be deleted later)
+        labels = data.draw(LABELS, label="labels")
+        self.run(op.Apply(at=self.now, object=make_node(NODE_NAMES[0], labels)))
 
     @precondition(lambda self: len(self.nodes()) < len(NODE_NAMES))
     @rule(data=st.data())
@@ -367,12 +406,14 @@ class ClusterMachine(RuleBasedStateMachine):
         )
         image = data.draw(st.sampled_from(IMAGES), label="image")
         owners: list[Pod] = []
+        block = True
         if self.pods() and data.draw(st.booleans(), label="owned"):
             owners = data.draw(
                 st.lists(st.sampled_from(self.pods()), min_size=1, max_size=2, unique_by=key_of),
                 label="owners",
             )
-        pod = make_pod(name, image, selector, tolerations, owners)
+            block = data.draw(st.booleans(), label="blockOwnerDeletion")
+        pod = make_pod(name, image, selector, tolerations, owners, block)
         self.run(op.Apply(at=self.now, object=pod))
 
     @precondition(lambda self: bool(self.pods()))
@@ -468,6 +509,10 @@ class ClusterMachine(RuleBasedStateMachine):
         assert not self.wrong_evictions, "\n".join(self.wrong_evictions)
 
     @invariant()
+    def inv9_a_foreground_owner_outlives_its_blocking_dependents(self) -> None:
+        assert not self.early_owner_deletions, "\n".join(self.early_owner_deletions)
+
+    @invariant()
     def inv3_every_bound_pod_fits_its_nodes_selector(self) -> None:
         for pod in self.pods():
             node = self.cluster.node(pod.spec.node_name) if pod.spec.node_name else None
@@ -525,6 +570,22 @@ class ClusterMachine(RuleBasedStateMachine):
         assert list(cluster.node_load) == load, f"node_load {list(cluster.node_load)} != {load}"
         unbound = {(NS, p.metadata.name) for p in pods if not p.spec.node_name and not is_terminating(p)}
         assert cluster.unbound_pods == unbound, f"unbound_pods {cluster.unbound_pods} != {unbound}"
+
+    @invariant()
+    def inv5c_a_snapshot_restores_the_same_fold(self) -> None:
+        live = self.cluster
+        data = live.snapshot()
+        restored = Cluster.restore(data)
+        assert restored.snapshot() == data, "restore(snapshot()).snapshot() differs from snapshot()"
+        for index in ("by_uid", "dependents", "pods_by_node", "unbound_pods", "timer_set_at"):
+            assert getattr(restored, index) == getattr(live, index), (
+                f"Cluster.restore rebuilds {index} as {getattr(restored, index)}, "
+                f"the live fold has {getattr(live, index)}"
+            )
+        assert list(restored.node_load) == list(live.node_load), (
+            f"Cluster.restore rebuilds node_load as {list(restored.node_load)}, "
+            f"the live fold has {list(live.node_load)}"
+        )
 
     @invariant()
     def inv6_a_converged_cluster_yields_no_commands(self) -> None:
