@@ -25,9 +25,7 @@ from engine.objects import (
     Node,
     NodeCondition,
     ObjectDecodeError,
-    ObjectMeta,
     Pod,
-    PodCondition,
     PodStatus,
     decode_object,
     kind_of,
@@ -35,6 +33,7 @@ from engine.objects import (
     to_manifest,
 )
 from engine.operations import Rejected
+from engine.pods import with_condition
 from engine.state import Cluster
 
 CHANGE_CAUSE = "kubernetes.io/change-cause"
@@ -238,7 +237,7 @@ class ApiServer:
         pod = self.cluster.pod(namespace, name)
         if pod is None or pod.spec.node_name:
             return
-        status = _with_condition(pod.status, "PodScheduled", "True", self.now)
+        status = with_condition(pod.status, "PodScheduled", "True", self.now)
         bound = replace(pod, spec=replace(pod.spec, node_name=node), status=status)
         self._emit(ev.PodBound, bound, audit)
 
@@ -246,7 +245,7 @@ class ApiServer:
         pod = self.cluster.pod(namespace, name)
         if pod is None:
             return
-        status = _with_condition(
+        status = with_condition(
             replace(pod.status, phase=pod.status.phase or "Pending"),
             "PodScheduled",
             "False",
@@ -347,10 +346,10 @@ class ApiServer:
                 raise Rejected(f'Unsupported value: "{phase}": supported values: "Pending", "Running", "Succeeded", "Failed", "Unknown"', field="phase")
             status = replace(status, phase=phase, start_time=status.start_time or self.now)
         if ready is not None:
-            status = _with_condition(status, "Ready", "True" if ready else "False", self.now)
-            status = _with_condition(status, "ContainersReady", "True" if ready else "False", self.now)
+            status = with_condition(status, "Ready", "True" if ready else "False", self.now)
+            status = with_condition(status, "ContainersReady", "True" if ready else "False", self.now)
         if phase in ("Succeeded", "Failed"):
-            status = _with_condition(status, "Ready", "False", self.now, reason="PodCompleted")
+            status = with_condition(status, "Ready", "False", self.now, reason="PodCompleted")
         self.set_pod_status(pod.metadata.namespace, pod.metadata.name, status, audit)
 
     # --- internals -----------------------------------------------------------------------------
@@ -404,26 +403,6 @@ def _check_pod_update(old: Pod, new: Pod) -> None:
         )
 
 
-def _with_condition(status: PodStatus, type_: str, value: str, now: datetime, *, reason: str = "", message: str = "") -> PodStatus:
-    """Set a pod condition; lastTransitionTime moves only when the status flips."""
-    conditions = list(status.conditions)
-    for i, cond in enumerate(conditions):
-        if cond.type == type_:
-            if cond.status == value and cond.reason == reason and cond.message == message:
-                return status
-            moved = now if cond.status != value else cond.last_transition_time
-            conditions[i] = PodCondition(type=type_, status=value, last_transition_time=moved, reason=reason, message=message)
-            return replace(status, conditions=conditions)
-    conditions.append(PodCondition(type=type_, status=value, last_transition_time=now, reason=reason, message=message))
-    order = {"PodScheduled": 0, "Initialized": 1, "ContainersReady": 2, "Ready": 3}
-    conditions.sort(key=lambda c: (order.get(c.type, 9), c.type))
-    return replace(status, conditions=conditions)
-
-
-def with_condition(status: PodStatus, type_: str, value: str, now: datetime, *, reason: str = "", message: str = "") -> PodStatus:
-    return _with_condition(status, type_, value, now, reason=reason, message=message)
-
-
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386 JSON merge patch."""
     if not isinstance(patch, dict):
@@ -435,7 +414,3 @@ def merge_patch(target: Any, patch: Any) -> Any:
         else:
             result[key] = merge_patch(result.get(key), value)
     return result
-
-
-def empty_meta(name: str, namespace: str = "") -> ObjectMeta:
-    return ObjectMeta(name=name, namespace=namespace)

@@ -34,6 +34,7 @@ from engine.objects import (
     to_builtins,
 )
 from engine.ownership import claim, controller_ref, owner_ref_to
+from engine.pods import is_available, is_ready, is_terminating, ready_since
 from engine.revisions import HASH_LABEL, cleanup_history, construct_history, template_data
 from engine.selectors import from_label_selector
 from engine.state import Cluster
@@ -48,31 +49,6 @@ GENERATION_LABEL = "pod-template-generation"
 
 
 # --- predicates ---------------------------------------------------------------------------------
-
-
-def is_ready(pod: Pod) -> bool:
-    return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions)
-
-
-def ready_since(pod: Pod) -> datetime | None:
-    for c in pod.status.conditions:
-        if c.type == "Ready" and c.status == "True":
-            return c.last_transition_time
-    return None
-
-
-def is_available(pod: Pod, min_ready_seconds: int, now: datetime) -> bool:
-    """Mirrors podutil.IsPodAvailable: Ready, and Ready for more than minReadySeconds."""
-    if not is_ready(pod):
-        return False
-    if min_ready_seconds == 0:
-        return True
-    since = ready_since(pod)
-    return since is not None and since + timedelta(seconds=min_ready_seconds) < now
-
-
-def is_terminating(pod: KubeObject) -> bool:
-    return pod.metadata.deletion_timestamp is not None
 
 
 def node_should_run(node: Node, ds: DaemonSet, spec: PodSpec | None = None) -> tuple[bool, bool, str]:

@@ -14,14 +14,10 @@ from datetime import datetime, timedelta
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.apiserver import with_condition
 from engine.objects import Pod, PodStatus, replace
+from engine.pods import is_ready, with_condition
 from engine.scheduler import pod_key, split_key
 from engine.state import Cluster
-
-
-def is_ready(pod: Pod) -> bool:
-    return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions)
 
 
 def _conditions(status: PodStatus, ready: bool, now: datetime, reason: str = "") -> PodStatus:

@@ -1,0 +1,56 @@
+"""Pod predicates and condition bookkeeping every actor shares (mirrors podutil)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from engine.objects import KubeObject, Pod, PodCondition, PodStatus, replace
+
+CONDITION_ORDER = {"PodScheduled": 0, "Initialized": 1, "ContainersReady": 2, "Ready": 3}
+
+
+def is_terminating(obj: KubeObject) -> bool:
+    return obj.metadata.deletion_timestamp is not None
+
+
+def is_ready(pod: Pod) -> bool:
+    """Mirrors podutil.IsPodReady: the Ready condition is True (the phase is not looked at)."""
+    return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions)
+
+
+def ready_since(pod: Pod) -> datetime | None:
+    for c in pod.status.conditions:
+        if c.type == "Ready" and c.status == "True":
+            return c.last_transition_time
+    return None
+
+
+def is_available(pod: Pod, min_ready_seconds: int, now: datetime) -> bool:
+    """Mirrors podutil.IsPodAvailable: Ready, and Ready for more than minReadySeconds."""
+    if not is_ready(pod):
+        return False
+    if min_ready_seconds == 0:
+        return True
+    since = ready_since(pod)
+    return since is not None and since + timedelta(seconds=min_ready_seconds) < now
+
+
+def with_condition(
+    status: PodStatus, type_: str, value: str, now: datetime, *, reason: str = "", message: str = ""
+) -> PodStatus:
+    """Set a pod condition; lastTransitionTime moves only when the status flips."""
+    conditions = list(status.conditions)
+    for i, cond in enumerate(conditions):
+        if cond.type == type_:
+            if cond.status == value and cond.reason == reason and cond.message == message:
+                return status
+            moved = now if cond.status != value else cond.last_transition_time
+            conditions[i] = PodCondition(
+                type=type_, status=value, last_transition_time=moved, reason=reason, message=message
+            )
+            return replace(status, conditions=conditions)
+    conditions.append(
+        PodCondition(type=type_, status=value, last_transition_time=now, reason=reason, message=message)
+    )
+    conditions.sort(key=lambda c: (CONDITION_ORDER.get(c.type, 9), c.type))
+    return replace(status, conditions=conditions)
