@@ -55,26 +55,32 @@ def _bound_at(pod: Pod) -> datetime | None:
 
 
 def _noexecute_deadline(pod: Pod, node: Node) -> tuple[str | None, datetime | None]:
-    """(the first untolerated NoExecute taint, or None; the earliest tolerationSeconds deadline).
+    """(the first untolerated NoExecute taint, or None; when tolerationSeconds run out, or None).
 
-    Mirrors processPodOnNode: tolerationSeconds count from when the taint manager first saw the
-    pod on the tainted node, i.e. the later of the taint's timeAdded and the pod's binding.
+    Mirrors processPodOnNode: GetMatchingTolerations takes, for each NoExecute taint, the first
+    toleration that tolerates it; getMinTolerationTime takes the smallest tolerationSeconds among
+    those (tolerations without seconds tolerate forever and are ignored; none with seconds means
+    no eviction). The clock starts when the taint manager first saw the pod on the tainted node:
+    the later of the pod's binding and the earliest NoExecute taint's timeAdded.
     """
-    deadline: datetime | None = None
-    bound = _bound_at(pod)
+    used = []
+    added = []
     for taint in node.spec.taints:
         if taint.effect != "NoExecute":
             continue
-        matching = [t for t in pod.spec.tolerations if tolerates(t, taint)]
-        shown = f"{taint.key}={taint.value}:NoExecute" if taint.value else f"{taint.key}:NoExecute"
-        if not matching:
+        match = next((t for t in pod.spec.tolerations if tolerates(t, taint)), None)
+        if match is None:
+            shown = f"{taint.key}={taint.value}:NoExecute" if taint.value else f"{taint.key}:NoExecute"
             return shown, None
-        if all(t.toleration_seconds is not None for t in matching) and taint.time_added:
-            seconds = min(t.toleration_seconds or 0 for t in matching)
-            seen = max(taint.time_added, bound) if bound is not None else taint.time_added
-            due = seen + timedelta(seconds=max(seconds, 0))
-            deadline = due if deadline is None else min(deadline, due)
-    return None, deadline
+        used.append(match)
+        if taint.time_added is not None:
+            added.append(taint.time_added)
+    seconds = [t.toleration_seconds for t in used if t.toleration_seconds is not None]
+    if not seconds or not added:
+        return None, None
+    bound = _bound_at(pod)
+    seen = max(min(added), bound) if bound is not None else min(added)
+    return None, seen + timedelta(seconds=max(min(seconds), 0))
 
 
 class TaintEvictionController:

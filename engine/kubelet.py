@@ -33,11 +33,13 @@ class Kubelet:
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.KubeletConfigured) and event.policy.mode != "recorded":
-            # kubelets are back: bound pods nobody started yet are started now
+            # kubelets are back: bound pods nobody started, or whose readiness is still due
             return [
                 pod_key(p)
                 for p in cluster.list("Pod")
-                if isinstance(p, Pod) and p.spec.node_name and p.status.phase in ("", "Pending")
+                if isinstance(p, Pod)
+                and p.spec.node_name
+                and (p.status.phase in ("", "Pending") or (p.status.phase == "Running" and not is_ready(p)))
             ]
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
