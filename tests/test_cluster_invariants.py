@@ -241,8 +241,9 @@ class ClusterMachine(RuleBasedStateMachine):
         self.engine = Engine()
         self.now = T0
         self.log: list[ev.Event] = []
-        # a second fold, advanced event by event, to know each pod's NoExecute history
-        self.shadow = Cluster()
+        # a fresh Cluster fed the recorded log (through its encoding), event by event: the
+        # replay that must equal the live fold, and where each pod's NoExecute history is read
+        self.replayed = Cluster()
         self.eviction_due: dict[str, datetime] = {}  # pod uid -> upstream's eviction time
         self.wrong_evictions: list[str] = []
         self.status_reason: dict[str, str] = {}  # pod uid -> reason of its last status change
@@ -266,6 +267,12 @@ class ClusterMachine(RuleBasedStateMachine):
     def pods(self) -> list[Pod]:
         return [p for p in self.cluster.list("Pod") if isinstance(p, Pod)]
 
+    def node_names(self) -> list[str]:
+        return [n.metadata.name for n in self.nodes()]
+
+    def pod_names(self) -> list[str]:
+        return [p.metadata.name for p in self.pods()]
+
     def bound_live_pods(self, cluster: Cluster) -> Iterable[tuple[Pod, Node]]:
         for pod in cluster.list("Pod"):
             assert isinstance(pod, Pod)
@@ -282,11 +289,11 @@ class ClusterMachine(RuleBasedStateMachine):
             self.status_reason[event.object.metadata.uid] = event.reason
         if isinstance(event, ev.ObjectDeleted):
             self.check_foreground_owner_outlives_its_blocking_dependents(event)
-        self.shadow.evolve(event)
+        self.replayed.evolve(ev.decode(ev.encode(event)))
         # mirrors processPodOnNode's scheduled work: armed when a pod first comes under a
         # finite toleration (startTime := now), kept while it stays there, cancelled otherwise
         finite: set[str] = set()
-        for pod, node in self.bound_live_pods(self.shadow):
+        for pod, node in self.bound_live_pods(self.replayed):
             kind, seconds = noexecute_toleration(pod, node)
             if kind == "finite" and seconds is not None:
                 uid = pod.metadata.uid
@@ -298,8 +305,8 @@ class ClusterMachine(RuleBasedStateMachine):
     def check_eviction_was_due(self, event: ev.Event) -> None:
         subject = ev.subject(event)
         assert subject is not None
-        pod = self.shadow.pod(subject[1], subject[2])
-        node = self.shadow.node(pod.spec.node_name) if pod is not None else None
+        pod = self.replayed.pod(subject[1], subject[2])
+        node = self.replayed.node(pod.spec.node_name) if pod is not None else None
         if pod is None or node is None:
             return
         kind, _ = noexecute_toleration(pod, node)
@@ -315,12 +322,12 @@ class ClusterMachine(RuleBasedStateMachine):
     def check_foreground_owner_outlives_its_blocking_dependents(self, event: ev.ObjectDeleted) -> None:
         # mirrors garbagecollector processDeletingDependentsItem: the foregroundDeletion
         # finalizer is removed only once no dependent with blockOwnerDeletion=true is left
-        owner = self.shadow.get(event.kind, event.namespace, event.name)
+        owner = self.replayed.get(event.kind, event.namespace, event.name)
         if owner is None or FOREGROUND not in owner.metadata.finalizers:
             return
         blocking = [
             dep
-            for dep in self.shadow.by_owner(event.uid)
+            for dep in self.replayed.by_owner(event.uid)
             if any(
                 r.uid == event.uid and r.block_owner_deletion
                 for r in dep.metadata.owner_references
@@ -355,13 +362,14 @@ class ClusterMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.nodes()))
     @rule(data=st.data())
     def delete_node(self, data: st.DataObject) -> None:
-        name = data.draw(st.sampled_from([n.metadata.name for n in self.nodes()]), label="node")
+        name = data.draw(st.sampled_from(self.node_names()), label="node")
         self.run(op.Delete(at=self.now, kind="Node", namespace="", name=name))
 
     @precondition(lambda self: bool(self.nodes()))
     @rule(data=st.data())
     def patch_node_taints(self, data: st.DataObject) -> None:
-        node = data.draw(st.sampled_from(self.nodes()), label="node")
+        node = self.cluster.node(data.draw(st.sampled_from(self.node_names()), label="node"))
+        assert node is not None
         wanted = data.draw(st.lists(st.sampled_from(TAINT_POOL), unique_by=str, max_size=3), label="taints")
         stamp = data.draw(st.booleans(), label="stamp timeAdded")
         taints = []
@@ -390,9 +398,9 @@ class ClusterMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.nodes()))
     @rule(data=st.data())
     def change_node_condition(self, data: st.DataObject) -> None:
-        node = data.draw(st.sampled_from(self.nodes()), label="node")
+        name = data.draw(st.sampled_from(self.node_names()), label="node")
         status = data.draw(st.sampled_from(["True", "False", "Unknown"]), label="Ready")
-        self.run(op.NodeConditionChange(at=self.now, name=node.metadata.name, status=status))
+        self.run(op.NodeConditionChange(at=self.now, name=name, status=status))
 
     @precondition(lambda self: len(self.pods()) < len(POD_NAMES))
     @rule(data=st.data())
@@ -408,10 +416,11 @@ class ClusterMachine(RuleBasedStateMachine):
         owners: list[Pod] = []
         block = True
         if self.pods() and data.draw(st.booleans(), label="owned"):
-            owners = data.draw(
-                st.lists(st.sampled_from(self.pods()), min_size=1, max_size=2, unique_by=key_of),
+            names = data.draw(
+                st.lists(st.sampled_from(self.pod_names()), min_size=1, max_size=2, unique=True),
                 label="owners",
             )
+            owners = [p for n in names if (p := self.cluster.pod(NS, n)) is not None]
             block = data.draw(st.booleans(), label="blockOwnerDeletion")
         pod = make_pod(name, image, selector, tolerations, owners, block)
         self.run(op.Apply(at=self.now, object=pod))
@@ -419,14 +428,14 @@ class ClusterMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.pods()))
     @rule(data=st.data())
     def delete_pod(self, data: st.DataObject) -> None:
-        pod = data.draw(st.sampled_from(self.pods()), label="pod")
+        name = data.draw(st.sampled_from(self.pod_names()), label="pod")
         policy = data.draw(st.sampled_from(PROPAGATION_POLICIES), label="propagationPolicy")
         self.run(
             op.Delete(
                 at=self.now,
                 kind="Pod",
                 namespace=NS,
-                name=pod.metadata.name,
+                name=name,
                 propagation_policy=policy,
             )
         )
@@ -451,8 +460,10 @@ class ClusterMachine(RuleBasedStateMachine):
     @precondition(lambda self: any(p.spec.node_name and not is_terminating(p) for p in self.pods()))
     @rule(data=st.data())
     def report_pod_status(self, data: st.DataObject) -> None:
-        pods = [p for p in self.pods() if p.spec.node_name and not is_terminating(p)]
-        pod = data.draw(st.sampled_from(pods), label="pod")
+        names = [
+            p.metadata.name for p in self.pods() if p.spec.node_name and not is_terminating(p)
+        ]
+        name = data.draw(st.sampled_from(names), label="pod")
         phase, ready = data.draw(
             st.sampled_from(
                 [("Running", True), ("Running", False), ("Succeeded", None), ("Failed", None)]
@@ -461,7 +472,7 @@ class ClusterMachine(RuleBasedStateMachine):
         )
         self.run(
             op.PodStatusReport(
-                at=self.now, namespace=NS, name=pod.metadata.name, phase=phase, ready=ready
+                at=self.now, namespace=NS, name=name, phase=phase, ready=ready
             )
         )
 
@@ -469,6 +480,17 @@ class ClusterMachine(RuleBasedStateMachine):
     def advance(self, seconds: int) -> None:
         self.now += timedelta(seconds=seconds)
         self.run(op.Advance(at=self.now))
+
+    @rule()
+    def finish(self) -> None:
+        note("finish()")
+        settled = self.engine.finish()
+        for event in self.engine.take_events():
+            self.record(event)
+        assert settled.at_rest, f"finish() stopped with timers pending: {settled}"
+        assert not self.cluster.timers, f"finish() left timers: {list(self.cluster.timers)}"
+        if self.engine.now is not None and self.engine.now > self.now:
+            self.now = self.engine.now
 
     def with_time_added(self, raw: dict[str, Any], stamp: bool) -> dict[str, Any]:
         # the node lifecycle controller stamps the NoExecute taints it adds; a user's patch
@@ -539,10 +561,7 @@ class ClusterMachine(RuleBasedStateMachine):
 
     @invariant()
     def inv5_replaying_the_log_reproduces_the_cluster(self) -> None:
-        replayed = Cluster()
-        for event in self.log:
-            replayed.evolve(ev.decode(ev.encode(event)))  # through the log's own encoding
-        live, again = self.cluster.snapshot(), replayed.snapshot()
+        live, again = self.cluster.snapshot(), self.replayed.snapshot()
         if live != again:
             first = next(
                 (i for i, (a, b) in enumerate(zip(live, again, strict=False)) if a != b),
@@ -604,7 +623,13 @@ class ClusterMachine(RuleBasedStateMachine):
         for pod in self.pods():
             key = key_of(pod)
             for name in POD_ACTORS:
-                left = settled(name, key, actors[name].reconcile(key, cluster, now))
+                commands = actors[name].reconcile(key, cluster, now)
+                again = actors[name].reconcile(key, cluster, now)
+                assert list(commands) == list(again), (
+                    f"{name}.reconcile({key!r}) is not a function of the cluster: "
+                    f"{commands} then {again}"
+                )
+                left = settled(name, key, commands)
                 assert not left, (
                     f"at rest at {now.isoformat()}, {name}.reconcile({key!r}) still asks for "
                     f"{[msgspec.json.encode(c).decode() for c in left]}; pod: {brief(pod)}"
@@ -873,6 +898,16 @@ NO_EXECUTE_DEDICATED = TAINT_POOL[1]
             [TOLERATION_POOL[1]], TOLERATION_SECONDS, True,
             id="tolerationseconds-run-out-is-evicted-when-the-taint-has-no-timeadded",
         ),
+        pytest.param(
+            # GetMatchingTolerations takes the first toleration that tolerates each taint, so
+            # the limited one listed first decides, even though a later one tolerates forever
+            [TOLERATION_POOL[1], TOLERATION_POOL[0]], TOLERATION_SECONDS, True,
+            id="the-first-matching-toleration-decides-like-GetMatchingTolerations",
+        ),
+        pytest.param(
+            [TOLERATION_POOL[0], TOLERATION_POOL[1]], 3600, False,
+            id="a-forever-toleration-listed-first-decides-like-GetMatchingTolerations",
+        ),
     ],
 )
 def test_a_noexecute_taint_evicts_pods_that_do_not_tolerate_it(
@@ -918,6 +953,29 @@ def test_tolerationseconds_count_from_the_taints_timeadded() -> None:
     ]
     engine.run([op.Advance(at=at + timedelta(seconds=TOLERATION_SECONDS))])
     assert pod_of(engine, "p") is None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known divergence: upstream processPodOnNode keeps scheduledEviction.CreatedAt across "
+    "taint changes; the engine needs recorded memory of scheduled evictions (an EvictionScheduled "
+    "event) to do the same",
+)
+def test_swapping_a_tolerated_noexecute_taint_for_another_keeps_the_eviction_time() -> None:
+    # processPodOnNode: while a pod stays under some limited toleration, a node update finds
+    # the eviction already scheduled (startTime = its CreatedAt) and keeps it
+    engine = run(
+        apply(
+            make_node("a", taints=[TAINT_POOL[2]]),  # maintenance:NoExecute
+            make_pod("p", tolerations=[TOLERATION_POOL[3], TOLERATION_POOL[1]]),
+        )
+    )
+    at = T0 + timedelta(seconds=2)
+    swapped = {"spec": {"taints": [NO_EXECUTE_DEDICATED]}}
+    engine.run([op.Patch(at=at, kind="Node", namespace="", name="a", merge=swapped)])
+    assert pod_of(engine, "p") is not None
+    engine.run([op.Advance(at=T0 + timedelta(seconds=TOLERATION_SECONDS))])
+    assert pod_of(engine, "p") is None, brief(pod_of(engine, "p"))
 
 
 # --- the simulated kubelet --------------------------------------------------------------------
@@ -986,6 +1044,32 @@ def test_pods_bound_while_kubelets_were_recorded_start_when_they_are_simulated_a
     engine = run([kubelet(mode="recorded"), *apply(make_node("a"), make_pod("p"))])
     assert pod_of(engine, "p").status.phase != "Running"
     engine.run([op.ConfigureKubelet(at=T0 + timedelta(seconds=1), policy=KubeletPolicy())])
+    pod = pod_of(engine, "p")
+    assert (pod.status.phase, is_ready(pod)) == ("Running", True), brief(pod)
+
+
+@pytest.mark.parametrize(
+    "meanwhile",
+    [
+        pytest.param(KubeletPolicy(mode="recorded"), id="kubelets-recorded-when-readyafter-elapsed"),
+        pytest.param(
+            KubeletPolicy(never_ready_images=["nginx:1.27"]),
+            id="image-never-ready-when-readyafter-elapsed",
+        ),
+    ],
+)
+def test_a_pod_whose_readyafter_elapsed_meanwhile_becomes_ready_once_kubelets_allow_it(
+    meanwhile: KubeletPolicy,
+) -> None:
+    engine = run([kubelet(ready_after_seconds=5), *apply(make_node("a"), make_pod("p"))])
+    later = T0 + timedelta(seconds=5)
+    engine.run(
+        [
+            op.ConfigureKubelet(at=T0 + timedelta(seconds=1), policy=meanwhile),
+            op.Advance(at=later),
+            op.ConfigureKubelet(at=later, policy=KubeletPolicy()),
+        ]
+    )
     pod = pod_of(engine, "p")
     assert (pod.status.phase, is_ready(pod)) == ("Running", True), brief(pod)
 
