@@ -273,8 +273,12 @@ class ApiServer:
         if old is None:
             self.create(obj, audit)
             return
-        if isinstance(old, Pod):
-            _check_pod_update(old, obj)  # type: ignore[arg-type]
+        if isinstance(old, Pod) and isinstance(obj, Pod):
+            # compare what the API server would store: the manifest defaulted, and the binding
+            # the scheduler made (apply leaves fields it never set alone)
+            obj = admission.apply_defaults(obj)
+            obj = replace(obj, spec=replace(obj.spec, node_name=obj.spec.node_name or old.spec.node_name))
+            _check_pod_update(old, obj)
         meta = replace(
             old.metadata, labels=obj.metadata.labels, annotations=obj.metadata.annotations
         )

@@ -90,6 +90,16 @@ class RecordBackoff(Command, kw_only=True):
     updated: datetime
 
 
+class ScheduleEviction(Command, kw_only=True):
+    key: str
+    created: datetime
+    due: datetime
+
+
+class CancelEviction(Command, kw_only=True):
+    key: str
+
+
 AnyCommand = (
     CreateObject
     | UpdateObject
@@ -103,4 +113,6 @@ AnyCommand = (
     | SetTimer
     | RecordWarning
     | RecordBackoff
+    | ScheduleEviction
+    | CancelEviction
 )

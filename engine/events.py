@@ -127,6 +127,21 @@ class BackoffRecorded(Event, kw_only=True):
     updated: datetime
 
 
+class EvictionScheduled(Event, kw_only=True):
+    """The taint manager will evict pod `key` at `due` (its tolerationSeconds run out); `created`
+    is when the schedule began, which later taint changes keep (mirrors scheduledEviction)."""
+
+    key: str
+    created: datetime
+    due: datetime
+
+
+class EvictionCancelled(Event, kw_only=True):
+    """A scheduled eviction is off: the pod tolerates forever, or no NoExecute taint is left."""
+
+    key: str
+
+
 AnyEvent = (
     ObjectCreated
     | ObjectUpdated
@@ -143,6 +158,8 @@ AnyEvent = (
     | TimerFired
     | WarningRecorded
     | BackoffRecorded
+    | EvictionScheduled
+    | EvictionCancelled
 )
 
 OBJECT_EVENTS = (

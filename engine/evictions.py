@@ -3,8 +3,10 @@
 - PodGC (mirrors podgc `gcOrphaned`): a pod bound to a node that no longer exists is force
   deleted.
 - Taint eviction (mirrors tainteviction `processPodOnNode`): a pod on a node with a NoExecute
-  taint it does not tolerate is deleted at once; if every matching toleration has
-  tolerationSeconds, it is deleted when the shortest one runs out (a recorded timer).
+  taint it does not tolerate is deleted at once; if it tolerates them only for a while, its
+  eviction is scheduled (a recorded `EvictionScheduled` event and timer) for when the shortest
+  tolerationSeconds run out, counted from when the taint manager first saw it so; a later taint
+  change keeps an earlier schedule, and tolerating forever (or no NoExecute taint) cancels it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from datetime import datetime, timedelta
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.objects import Node, Pod, replace
+from engine.objects import Node, Pod
 from engine.scheduler import pod_key, split_key
 from engine.state import Cluster
 from engine.tolerations import tolerates
@@ -50,21 +52,15 @@ class PodGarbageCollector:
         ]
 
 
-def _bound_at(pod: Pod) -> datetime | None:
-    return next((c.last_transition_time for c in pod.status.conditions if c.type == "PodScheduled" and c.status == "True"), None)
+def _min_toleration(pod: Pod, node: Node) -> tuple[str | None, float | None]:
+    """(the first untolerated NoExecute taint, or None; the shortest tolerationSeconds, or None
+    when the pod tolerates every NoExecute taint forever or there is none).
 
-
-def _noexecute_deadline(pod: Pod, node: Node) -> tuple[str | None, datetime | None]:
-    """(the first untolerated NoExecute taint, or None; when tolerationSeconds run out, or None).
-
-    Mirrors processPodOnNode: GetMatchingTolerations takes, for each NoExecute taint, the first
-    toleration that tolerates it; getMinTolerationTime takes the smallest tolerationSeconds among
-    those (tolerations without seconds tolerate forever and are ignored; none with seconds means
-    no eviction). The clock starts when the taint manager first saw the pod on the tainted node:
-    the later of the pod's binding and the earliest NoExecute taint's timeAdded.
+    Mirrors GetMatchingTolerations (per taint, the first toleration that tolerates it) and
+    getMinTolerationTime (the smallest tolerationSeconds among those; tolerations without seconds
+    are ignored; a non-positive value means at once).
     """
     used = []
-    added = []
     for taint in node.spec.taints:
         if taint.effect != "NoExecute":
             continue
@@ -73,14 +69,10 @@ def _noexecute_deadline(pod: Pod, node: Node) -> tuple[str | None, datetime | No
             shown = f"{taint.key}={taint.value}:NoExecute" if taint.value else f"{taint.key}:NoExecute"
             return shown, None
         used.append(match)
-        if taint.time_added is not None:
-            added.append(taint.time_added)
     seconds = [t.toleration_seconds for t in used if t.toleration_seconds is not None]
-    if not seconds or not added:
+    if not seconds:
         return None, None
-    bound = _bound_at(pod)
-    seen = max(min(added), bound) if bound is not None else min(added)
-    return None, seen + timedelta(seconds=max(min(seconds), 0))
+    return None, float(max(min(seconds), 0))
 
 
 class TaintEvictionController:
@@ -90,41 +82,60 @@ class TaintEvictionController:
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, Node):
-                if any(t.effect == "NoExecute" for t in obj.spec.taints):
+                had = isinstance(before, Node) and any(t.effect == "NoExecute" for t in before.spec.taints)
+                if had or any(t.effect == "NoExecute" for t in obj.spec.taints):
                     return [f"{ns}/{name}" for ns, name in sorted(cluster.pods_by_node.get(obj.metadata.name, ()))]
             elif isinstance(obj, Pod) and obj.spec.node_name:
                 node = cluster.node(obj.spec.node_name)
-                if node is not None and any(t.effect == "NoExecute" for t in node.spec.taints):
+                if pod_key(obj) in cluster.evictions or (
+                    node is not None and any(t.effect == "NoExecute" for t in node.spec.taints)
+                ):
                     return (pod_key(obj),)
         return ()
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
+        """Mirrors processPodOnNode plus the eviction queue firing."""
         ns, name = split_key(key)
         pod = cluster.pod(ns, name)
         if pod is None or pod.metadata.deletion_timestamp is not None or not pod.spec.node_name:
             return []
         node = cluster.node(pod.spec.node_name)
-        if node is None:
-            return []
-        taint, deadline = _noexecute_deadline(pod, node)
-        delete = cmd.DeleteObject(
-            kind="Pod",
-            namespace=ns,
-            name=name,
-            uid=pod.metadata.uid,
-            reason="taint-eviction",
-            message="",
-        )
+        scheduled = cluster.evictions.get(key)
+        taint, seconds = _min_toleration(pod, node) if node is not None else (None, None)
         if taint is not None:
-            message = f"node {node.metadata.name} has taint {taint} that the pod does not tolerate"
-            return [replace(delete, message=message)]
-        if deadline is None:
+            message = f"node {pod.spec.node_name} has taint {taint} that the pod does not tolerate"
+            return [_evict(pod, message)]
+        if seconds is None:  # tolerated forever, or no NoExecute taint left: cancelWork
+            if scheduled is None:
+                return []
+            return [cmd.CancelEviction(key=key, reason="eviction-cancelled", message=f"the pod now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left")]
+        if scheduled is not None and scheduled[0] < now:
+            created, due = scheduled  # an earlier schedule stands, with its own trigger time
+            if due <= now:
+                return [_evict(pod, f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} (counted from {created.isoformat()})")]
             return []
-        if deadline <= now:
-            message = (
-                f"the pod's tolerationSeconds for a NoExecute taint on {node.metadata.name} "
-                f"ran out at {deadline.isoformat()}"
+        due = now + timedelta(seconds=seconds)
+        if scheduled == (now, due):
+            return []
+        if due <= now:
+            return [_evict(pod, f"its tolerationSeconds for a NoExecute taint on {pod.spec.node_name} is {seconds:g}")]
+        return [
+            cmd.ScheduleEviction(
+                key=key,
+                created=now,
+                due=due,
+                reason="toleration-seconds",
+                message=f"pod tolerates the NoExecute taints on {pod.spec.node_name} for {seconds:g}s: evicted at {due.isoformat()} unless they go",
             )
-            return [replace(delete, message=message)]
-        return [cmd.SetTimer(key=key, due=deadline, reason="toleration-seconds", message=f"evict {key} at {deadline.isoformat()} unless the taint goes")]
+        ]
 
+
+def _evict(pod: Pod, message: str) -> cmd.DeleteObject:
+    return cmd.DeleteObject(
+        kind="Pod",
+        namespace=pod.metadata.namespace,
+        name=pod.metadata.name,
+        uid=pod.metadata.uid,
+        reason="taint-eviction",
+        message=message,
+    )

@@ -207,6 +207,27 @@ class Engine:
                         message=command.message,
                         trigger=trigger,
                     )
+                case cmd.ScheduleEviction():
+                    self._emit(
+                        ev.EvictionScheduled,
+                        key=command.key,
+                        created=command.created,
+                        due=command.due,
+                        by=by,
+                        reason=command.reason,
+                        message=command.message,
+                        trigger=trigger,
+                    )
+                    self._set_timer(by, cmd.SetTimer(key=command.key, due=command.due, reason=command.reason, message=command.message), audit)
+                case cmd.CancelEviction():
+                    self._emit(
+                        ev.EvictionCancelled,
+                        key=command.key,
+                        by=by,
+                        reason=command.reason,
+                        message=command.message,
+                        trigger=trigger,
+                    )
                 case _:
                     raise LoopError(f"unknown command {command!r}")
         except op.Rejected as exc:

@@ -34,6 +34,7 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     timers: list[tuple[datetime, str, str, int]]
     ready_at: list[tuple[str, str, datetime]]
     backoffs: list[tuple[str, float, datetime]]
+    evictions: list[tuple[str, datetime, datetime]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -60,6 +61,8 @@ class Cluster:
         self.timer_set_at: dict[tuple[datetime, str, str], int] = {}  # -> position of TimerSet
         self.ready_at: dict[tuple[str, str], datetime] = {}
         self.backoffs: dict[str, tuple[float, datetime]] = {}
+        # pod key -> (created, due) of the taint manager's scheduled eviction
+        self.evictions: dict[str, tuple[datetime, datetime]] = {}
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -125,6 +128,7 @@ class Cluster:
                 timers=[(*t, self.timer_set_at.get(t, 0)) for t in self.timers],
                 ready_at=sorted((ns, name, at) for (ns, name), at in self.ready_at.items()),
                 backoffs=sorted((k, d, u) for k, (d, u) in self.backoffs.items()),
+                evictions=sorted((k, c, d) for k, (c, d) in self.evictions.items()),
             )
         )
 
@@ -141,6 +145,7 @@ class Cluster:
         cluster.timer_set_at = {(d, o, k): p for d, o, k, p in snap.timers}
         cluster.ready_at = {(ns, name): at for ns, name, at in snap.ready_at}
         cluster.backoffs = {k: (d, u) for k, d, u in snap.backoffs}
+        cluster.evictions = {k: (c, d) for k, c, d in snap.evictions}
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -167,6 +172,10 @@ class Cluster:
             self.timer_set_at.pop((event.at, event.owner, event.key), None)
         elif isinstance(event, ev.BackoffRecorded):
             self.backoffs[event.key] = (event.delay_seconds, event.updated)
+        elif isinstance(event, ev.EvictionScheduled):
+            self.evictions[event.key] = (event.created, event.due)
+        elif isinstance(event, ev.EvictionCancelled):
+            self.evictions.pop(event.key, None)
 
     def _put(self, obj: KubeObject) -> None:
         kind, ns, name = key = object_key(obj)
@@ -183,6 +192,7 @@ class Cluster:
             self._unindex(key, old)
             if kind == "Pod":
                 self.ready_at.pop((ns, name), None)
+                self.evictions.pop(f"{ns}/{name}", None)  # mirrors cancelling on pod deletion
                 # a gone pod's readiness timer must not stand in for its successor's
                 key_text = f"{ns}/{name}"
                 for timer in [t for t in self.timers if t[1] == "kubelet" and t[2] == key_text]:

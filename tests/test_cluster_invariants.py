@@ -531,10 +531,6 @@ class ClusterMachine(RuleBasedStateMachine):
         assert not self.wrong_evictions, "\n".join(self.wrong_evictions)
 
     @invariant()
-    def inv9_a_foreground_owner_outlives_its_blocking_dependents(self) -> None:
-        assert not self.early_owner_deletions, "\n".join(self.early_owner_deletions)
-
-    @invariant()
     def inv3_every_bound_pod_fits_its_nodes_selector(self) -> None:
         for pod in self.pods():
             node = self.cluster.node(pod.spec.node_name) if pod.spec.node_name else None
@@ -680,6 +676,10 @@ class ClusterMachine(RuleBasedStateMachine):
                 f"pod was started with readyAfter but no ready time is recorded for it, so it "
                 f"can never become Ready: {brief(pod)}; timers: {list(self.cluster.timers)}"
             )
+
+    @invariant()
+    def inv9_a_foreground_owner_outlives_its_blocking_dependents(self) -> None:
+        assert not self.early_owner_deletions, "\n".join(self.early_owner_deletions)
 
     def nodes_line(self) -> str:
         return "; nodes: " + ", ".join(brief(n) for n in self.nodes())
@@ -955,12 +955,27 @@ def test_tolerationseconds_count_from_the_taints_timeadded() -> None:
     assert pod_of(engine, "p") is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known divergence: upstream processPodOnNode keeps scheduledEviction.CreatedAt across "
-    "taint changes; the engine needs recorded memory of scheduled evictions (an EvictionScheduled "
-    "event) to do the same",
-)
+def test_a_limited_toleration_counts_from_when_its_taint_arrives_not_from_an_older_one() -> None:
+    # processPodOnNode: a pod tolerating every NoExecute taint forever has no eviction scheduled;
+    # a later taint it tolerates only for tolerationSeconds schedules one from then on
+    engine = run(
+        apply(
+            make_node("a", taints=[TAINT_POOL[2]]),  # maintenance:NoExecute, tolerated forever
+            make_pod("p", tolerations=[TOLERATION_POOL[2], TOLERATION_POOL[1]]),
+        )
+    )
+    at = T0 + timedelta(seconds=10)
+    both = {"spec": {"taints": [TAINT_POOL[2], NO_EXECUTE_DEDICATED]}}
+    engine.run([op.Patch(at=at, kind="Node", namespace="", name="a", merge=both)])
+    assert pod_of(engine, "p") is not None and not is_terminating(pod_of(engine, "p")), (
+        brief(pod_of(engine, "p"))
+    )
+    engine.run([op.Advance(at=at + timedelta(seconds=TOLERATION_SECONDS - 1))])
+    assert pod_of(engine, "p") is not None
+    engine.run([op.Advance(at=at + timedelta(seconds=TOLERATION_SECONDS))])
+    assert pod_of(engine, "p") is None
+
+
 def test_swapping_a_tolerated_noexecute_taint_for_another_keeps_the_eviction_time() -> None:
     # processPodOnNode: while a pod stays under some limited toleration, a node update finds
     # the eviction already scheduled (startTime = its CreatedAt) and keeps it
@@ -976,6 +991,46 @@ def test_swapping_a_tolerated_noexecute_taint_for_another_keeps_the_eviction_tim
     assert pod_of(engine, "p") is not None
     engine.run([op.Advance(at=T0 + timedelta(seconds=TOLERATION_SECONDS))])
     assert pod_of(engine, "p") is None, brief(pod_of(engine, "p"))
+
+
+# --- re-applying a pod's manifest -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("with_node", [True, False], ids=["bound-pod", "pending-pod"])
+@pytest.mark.parametrize(
+    ("change", "accepted"),
+    [
+        pytest.param({}, True, id="the-same-manifest-is-accepted-and-changes-nothing"),
+        pytest.param(
+            {"tolerations": [TOLERATION_POOL[0]]}, True, id="an-added-toleration-is-accepted"
+        ),
+        pytest.param({"image": "busybox:1.36"}, True, id="a-new-image-is-accepted"),
+        # mirrors ValidatePodUpdate: everything else in a pod's spec is immutable
+        pytest.param({"node_selector": {"zone": "b"}}, False, id="a-new-nodeselector-is-forbidden"),
+    ],
+)
+def test_kubectl_apply_on_an_existing_pod(
+    with_node: bool, change: dict[str, Any], accepted: bool
+) -> None:
+    nodes = [make_node("a", {"zone": "a"})] if with_node else []
+    engine = run(apply(*nodes, make_pod("p")))
+    before = pod_of(engine, "p")
+    engine.take_events()
+    again = op.Apply(at=T0 + timedelta(seconds=1), object=make_pod("p", **change))
+    if not accepted:
+        with pytest.raises(op.Rejected, match="Forbidden"):
+            engine.run([again])
+        return
+    engine.run([again])
+    pod = pod_of(engine, "p")
+    assert pod is not None and pod.metadata.uid == before.metadata.uid
+    assert pod.spec.node_name == before.spec.node_name, "apply must not unbind the pod"
+    if not change:
+        assert engine.take_events() == [], "an unchanged manifest records nothing"
+    if "tolerations" in change:
+        assert [t.key for t in pod.spec.tolerations] == ["dedicated"]
+    if "image" in change:
+        assert [c.image for c in pod.spec.containers] == ["busybox:1.36"]
 
 
 # --- the simulated kubelet --------------------------------------------------------------------
