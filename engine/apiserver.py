@@ -361,7 +361,7 @@ class ApiServer:
     def _emit(self, event_type: type[ev.ObjectEvent], obj: KubeObject, audit: Audit) -> None:
         position = self.cluster.position + 1
         obj = replace(obj, metadata=replace(obj.metadata, resource_version=str(position)))
-        self.emit(event_type, object=obj, **_audit_fields(audit))
+        self.emit(event_type, object=obj, **audit_fields(audit))
 
     def _gone(self, obj: KubeObject, audit: Audit) -> None:
         meta = obj.metadata
@@ -373,11 +373,11 @@ class ApiServer:
             uid=meta.uid,
             owner_references=meta.owner_references,
             node_name=obj.spec.node_name if isinstance(obj, Pod) else "",
-            **_audit_fields(audit),
+            **audit_fields(audit),
         )
 
 
-def _audit_fields(audit: Audit) -> dict[str, Any]:
+def audit_fields(audit: Audit) -> dict[str, Any]:
     return {
         "by": audit.by,
         "reason": audit.reason,

@@ -19,7 +19,7 @@ import msgspec
 from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
-from engine.apiserver import ApiServer, Audit
+from engine.apiserver import ApiServer, Audit, audit_fields
 from engine.objects import CLUSTER_SCOPED, KubeObject, Pod
 from engine.state import Cluster
 
@@ -186,48 +186,35 @@ class Engine:
                 case cmd.SetTimer():
                     self._set_timer(by, command, audit)
                 case cmd.RecordWarning():
-                    self._emit(
+                    self._record(
                         ev.WarningRecorded,
+                        audit,
                         kind=command.kind,
                         namespace=command.namespace,
                         name=command.name,
-                        by=by,
-                        reason=command.reason,
-                        message=command.message,
-                        trigger=trigger,
                     )
                 case cmd.RecordBackoff():
-                    self._emit(
+                    self._record(
                         ev.BackoffRecorded,
+                        audit,
                         key=command.key,
                         delay_seconds=command.delay_seconds,
                         updated=command.updated,
-                        by=by,
-                        reason=command.reason,
-                        message=command.message,
-                        trigger=trigger,
                     )
                 case cmd.ScheduleEviction():
-                    self._emit(
+                    self._record(
                         ev.EvictionScheduled,
+                        audit,
                         key=command.key,
                         created=command.created,
                         due=command.due,
-                        by=by,
-                        reason=command.reason,
-                        message=command.message,
-                        trigger=trigger,
                     )
-                    self._set_timer(by, cmd.SetTimer(key=command.key, due=command.due, reason=command.reason, message=command.message), audit)
+                    timer = cmd.SetTimer(
+                        key=command.key, due=command.due, reason=command.reason, message=command.message
+                    )
+                    self._set_timer(by, timer, audit)
                 case cmd.CancelEviction():
-                    self._emit(
-                        ev.EvictionCancelled,
-                        key=command.key,
-                        by=by,
-                        reason=command.reason,
-                        message=command.message,
-                        trigger=trigger,
-                    )
+                    self._record(ev.EvictionCancelled, audit, key=command.key)
                 case _:
                     raise LoopError(f"unknown command {command!r}")
         except op.Rejected as exc:
@@ -240,16 +227,11 @@ class Engine:
             return
         if (command.due, owner, command.key) in self.cluster.timers:
             return
-        self._emit(
-            ev.TimerSet,
-            owner=owner,
-            key=command.key,
-            due=command.due,
-            by=owner,
-            reason=command.reason,
-            message=command.message,
-            trigger=audit.trigger,
-        )
+        self._record(ev.TimerSet, audit, owner=owner, key=command.key, due=command.due)
+
+    def _record(self, event_type: type[ev.Event], audit: Audit, **fields: Any) -> ev.Event:
+        """Emit an event the loop itself records, with the deciding actor's audit fields."""
+        return self._emit(event_type, **fields, **audit_fields(audit))
 
     # --- operations ----------------------------------------------------------------------------
 
