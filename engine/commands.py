@@ -10,7 +10,7 @@ from datetime import datetime
 
 import msgspec
 
-from engine.objects import AnyObject, PodStatus
+from engine.objects import AnyObject, KubeObject, PodStatus, kind_of
 
 
 class Command(msgspec.Struct, tag=True, tag_field="command", frozen=True, kw_only=True):
@@ -39,6 +39,20 @@ class DeleteObject(Command, kw_only=True):
     uid: str = ""  # precondition: only delete this incarnation
     propagation_policy: str = "Background"
     force: bool = False  # skip graceful termination (as PodGC does)
+
+
+def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False) -> DeleteObject:
+    """Delete this incarnation of `obj` (its uid is the precondition)."""
+    meta = obj.metadata
+    return DeleteObject(
+        kind=kind_of(obj),
+        namespace=meta.namespace,
+        name=meta.name,
+        uid=meta.uid,
+        force=force,
+        reason=reason,
+        message=message,
+    )
 
 
 class RemoveFinalizer(Command, kw_only=True):

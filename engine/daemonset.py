@@ -260,17 +260,6 @@ def _pods(n: int, noun: str = "pod") -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _delete(pod: Pod, reason: str, message: str) -> cmd.DeleteObject:
-    return cmd.DeleteObject(
-        kind="Pod",
-        namespace=pod.metadata.namespace,
-        name=pod.metadata.name,
-        uid=pod.metadata.uid,
-        reason=reason,
-        message=message,
-    )
-
-
 def _allows_surge(ds: DaemonSet) -> bool:
     """Mirrors util.AllowsSurge: maxSurge scaled against a single node."""
     strategy = ds.spec.update_strategy
@@ -418,7 +407,7 @@ def _sync_nodes(
         batch = min(2 * batch, len(creates) - pos)
         number += 1
     for pod, reason, message in to_delete[:BURST_REPLICAS]:
-        commands.append(_delete(pod, reason, message))
+        commands.append(cmd.delete_of(pod, reason, message))
     return commands
 
 
@@ -474,11 +463,11 @@ def _rolling_update(
         budget = max(0, min(max_unavailable - unavailable, len(candidates)))
         for pod in replacements:
             commands.append(
-                _delete(pod, "rolling-update", f"rolling update to {where}: old pod on {pod_target_node(pod.spec)} is unavailable, replaced at once")
+                cmd.delete_of(pod, "rolling-update", f"rolling update to {where}: old pod on {pod_target_node(pod.spec)} is unavailable, replaced at once")
             )
         for i, pod in enumerate(candidates[:budget], start=1):
             commands.append(
-                _delete(
+                cmd.delete_of(
                     pod,
                     "rolling-update",
                     f"rolling update to {where}: {unavailable} of maxUnavailable {max_unavailable} unavailable, "
@@ -535,7 +524,7 @@ def _rolling_update(
             )
         )
     for pod, why in to_delete:
-        commands.append(_delete(pod, "rolling-update", f"rolling update to {where}: {why}"))
+        commands.append(cmd.delete_of(pod, "rolling-update", f"rolling update to {where}: {why}"))
     return commands
 
 

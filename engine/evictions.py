@@ -40,14 +40,11 @@ class PodGarbageCollector:
         if pod is None or not pod.spec.node_name or cluster.node(pod.spec.node_name) is not None:
             return []
         return [
-            cmd.DeleteObject(
-                kind="Pod",
-                namespace=ns,
-                name=name,
-                uid=pod.metadata.uid,
+            cmd.delete_of(
+                pod,
+                "node-deleted",
+                f"node {pod.spec.node_name} no longer exists: PodGC force-deletes the orphaned pod",
                 force=True,
-                reason="node-deleted",
-                message=f"node {pod.spec.node_name} no longer exists: PodGC force-deletes the orphaned pod",
             )
         ]
 
@@ -131,11 +128,4 @@ class TaintEvictionController:
 
 
 def _evict(pod: Pod, message: str) -> cmd.DeleteObject:
-    return cmd.DeleteObject(
-        kind="Pod",
-        namespace=pod.metadata.namespace,
-        name=pod.metadata.name,
-        uid=pod.metadata.uid,
-        reason="taint-eviction",
-        message=message,
-    )
+    return cmd.delete_of(pod, "taint-eviction", message)

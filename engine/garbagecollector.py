@@ -86,13 +86,10 @@ class GarbageCollector:
             for dep in deps:
                 if dep.metadata.deletion_timestamp is None:
                     out.append(
-                        cmd.DeleteObject(
-                            kind=kind_of(dep),
-                            namespace=dep.metadata.namespace,
-                            name=dep.metadata.name,
-                            uid=dep.metadata.uid,
-                            reason="foreground-deletion",
-                            message=f"owner {_describe(obj)} is deleted with propagationPolicy Foreground: dependents go first",
+                        cmd.delete_of(
+                            dep,
+                            "foreground-deletion",
+                            f"owner {_describe(obj)} is deleted with propagationPolicy Foreground: dependents go first",
                         )
                     )
             if not deps:
@@ -118,13 +115,10 @@ class GarbageCollector:
             if meta.deletion_timestamp is not None:
                 return []
             return [
-                cmd.DeleteObject(
-                    kind=kind,
-                    namespace=ns,
-                    name=name,
-                    uid=meta.uid,
-                    reason="owner-deleted",
-                    message=f"every owner is gone ({', '.join(gone)} was deleted): the dependent is deleted too",
+                cmd.delete_of(
+                    obj,
+                    "owner-deleted",
+                    f"every owner is gone ({', '.join(gone)} was deleted): the dependent is deleted too",
                 )
             ]
         return [

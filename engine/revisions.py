@@ -127,13 +127,10 @@ def construct_history(
         if dup is keep:
             continue
         commands.append(
-            cmd.DeleteObject(
-                kind="ControllerRevision",
-                namespace=dup.metadata.namespace,
-                name=dup.metadata.name,
-                uid=dup.metadata.uid,
-                reason="revision-deduplicated",
-                message=f"revision {dup.metadata.name} duplicates {keep.metadata.name} (revision {keep.revision})",
+            cmd.delete_of(
+                dup,
+                "revision-deduplicated",
+                f"revision {dup.metadata.name} duplicates {keep.metadata.name} (revision {keep.revision})",
             )
         )
     if keep.revision < next_revision:
@@ -163,16 +160,11 @@ def cleanup_history(
         if h.metadata.labels.get(HASH_LABEL) in live_hashes:
             continue  # a live pod still runs this revision
         commands.append(
-            cmd.DeleteObject(
-                kind="ControllerRevision",
-                namespace=h.metadata.namespace,
-                name=h.metadata.name,
-                uid=h.metadata.uid,
-                reason="revision-history-limit",
-                message=(
-                    f"{len(old)} old revisions exceed revisionHistoryLimit {limit}: deleting the oldest "
-                    f"unused one, revision {h.revision}"
-                ),
+            cmd.delete_of(
+                h,
+                "revision-history-limit",
+                f"{len(old)} old revisions exceed revisionHistoryLimit {limit}: deleting the oldest "
+                f"unused one, revision {h.revision}",
             )
         )
         to_kill -= 1
