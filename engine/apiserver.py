@@ -202,13 +202,10 @@ class ApiServer:
                 )
                 self._emit(ev.DeletionStarted, marked, audit)
             return
-        if isinstance(obj, Pod) and obj.spec.node_name and not force:
-            # graceful: the pod terminates on its node; the kubelet confirms it is gone
-            if meta.deletion_timestamp is None:
-                marked = replace(obj, metadata=replace(meta, deletion_timestamp=self.now))
-                self._emit(ev.DeletionStarted, marked, audit)
-            return
-        if meta.finalizers:
+        graceful = isinstance(obj, Pod) and bool(obj.spec.node_name) and not force
+        if graceful or meta.finalizers:
+            # it stays, terminating: a bound pod until its kubelet confirms it is gone, anything
+            # with finalizers until they are removed
             if meta.deletion_timestamp is None:
                 marked = replace(obj, metadata=replace(meta, deletion_timestamp=self.now))
                 self._emit(ev.DeletionStarted, marked, audit)
