@@ -48,6 +48,21 @@ def revision_data(template: dict[str, Any]) -> dict[str, Any]:
     return {"spec": {"template": {**template, "$patch": "replace"}}}
 
 
+def with_go_zero_values(template: dict[str, Any]) -> dict[str, Any]:
+    """A pod template as Go's encoding/json writes it: struct fields without omitempty stay.
+
+    The API server never drops `metadata.creationTimestamp` (a struct, written as null) or a
+    container's `resources` (a struct, written as `{}`), so revision data made by marshalling
+    the object (StatefulSet `getPatch`) holds them; the StatefulSet revision hash depends on it.
+    """
+    meta = {"creationTimestamp": None, **(template.get("metadata") or {})}
+    spec = dict(template.get("spec") or {})
+    for field in ("initContainers", "containers", "ephemeralContainers"):
+        if field in spec:
+            spec[field] = [{"resources": {}, **c} for c in spec[field]]
+    return {**template, "metadata": meta, "spec": spec}
+
+
 def statefulset_revision_hash(data: dict[str, Any], collision_count: int | None) -> str:
     """Mirrors history.HashControllerRevision (FNV-1, not FNV-1a)."""
     h = fnv1_32(go_json(data))

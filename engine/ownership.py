@@ -7,6 +7,8 @@ is not being deleted is adopted; objects another controller owns are left alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine import commands as cmd
 from engine.objects import API_VERSIONS, KubeObject, OwnerReference, kind_of, replace
 from engine.selectors import Selector
@@ -30,9 +32,20 @@ def owner_ref_to(owner: KubeObject) -> OwnerReference:
 
 
 def claim(
-    cluster: Cluster, owner: KubeObject, kind: str, selector: Selector
+    cluster: Cluster,
+    owner: KubeObject,
+    kind: str,
+    selector: Selector,
+    accept: Callable[[KubeObject], bool] | None = None,
 ) -> tuple[list[KubeObject], list[cmd.Command]]:
-    """(objects of `kind` this owner controls after claiming, the adopt/release commands)."""
+    """(objects of `kind` this owner controls after claiming, the adopt/release commands).
+
+    `accept` is ClaimPods' extra filter (StatefulSets claim only pods named after them): an
+    object must match the selector and pass it to be kept or adopted.
+    """
+
+    def matches(obj: KubeObject) -> bool:
+        return selector.matches(obj.metadata.labels) and (accept is None or accept(obj))
     uid = owner.metadata.uid
     owner_name = f"{kind_of(owner)} {owner.metadata.name}"
     claimed: list[KubeObject] = []
@@ -41,7 +54,7 @@ def claim(
         ref = controller_ref(obj)
         if ref is None or ref.uid != uid:
             continue
-        if selector.matches(obj.metadata.labels) or owner.metadata.deletion_timestamp is not None:
+        if matches(obj) or owner.metadata.deletion_timestamp is not None:
             claimed.append(obj)
         elif obj.metadata.deletion_timestamp is None:
             refs = [r for r in obj.metadata.owner_references if r.uid != uid]
@@ -49,12 +62,16 @@ def claim(
                 cmd.UpdateObject(
                     object=replace(obj, metadata=replace(obj.metadata, owner_references=refs)),
                     reason="released",
-                    message=f"labels no longer match the selector {selector} of {owner_name}: released",
+                    message=(
+                        f"labels no longer match the selector {selector} of {owner_name}: released"
+                        if not selector.matches(obj.metadata.labels)
+                        else f"{obj.metadata.name} is not a member of {owner_name}: released"
+                    ),
                 )
             )
     if owner.metadata.deletion_timestamp is None:
         for obj in cluster.orphans_of(kind, owner.metadata.namespace):
-            if obj.metadata.deletion_timestamp is None and selector.matches(obj.metadata.labels):
+            if obj.metadata.deletion_timestamp is None and matches(obj):
                 refs = [*obj.metadata.owner_references, owner_ref_to(owner)]
                 adopted = replace(obj, metadata=replace(obj.metadata, owner_references=refs))
                 claimed.append(adopted)

@@ -1,0 +1,838 @@
+"""The StatefulSet controller: stable ordinals and claims, ordered or parallel, partitioned updates.
+
+`reconcile_statefulset(sts, cluster, now)` is pure and mirrors `syncStatefulSet` and
+`defaultStatefulSetControl.UpdateStatefulSet` in pkg/controller/statefulset: claim the pods named
+after the set, `getStatefulSetRevisions` (one ControllerRevision per template, named
+`<set>-<hash>` with upstream's own reproducible hash), `updateStatefulSet` (processReplica for
+every ordinal in range, the claims' retention owner references, processCondemned, then the
+rolling update), `completeRollingUpdate`, the status, and `truncateHistory`.
+
+Choices, each written in the README:
+- MaxUnavailableStatefulSet: off by default, as in Kubernetes 1.24-1.34 and again from 1.35.4;
+  `KREPLAY_FEATURE_GATES`-style switching is not offered, the module flag
+  `MAX_UNAVAILABLE_STATEFULSET` names the behaviour mirrored.
+- Expectations are not used by upstream's StatefulSet controller either; the engine observes
+  every write at once, so each sync sees the previous one's pods.
+- Upstream does not watch PersistentVolumeClaims; the engine wakes a set when one of its claims
+  changes, so a pod waiting for a stale claim to be collected is created as soon as it is gone
+  (upstream waits for the next pod event or resync).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+
+from engine import commands as cmd
+from engine import events as ev
+from engine.hashing import revision_data, statefulset_revision_hash, with_go_zero_values
+from engine.objects import (
+    ControllerRevision,
+    KubeObject,
+    ObjectMeta,
+    OwnerReference,
+    PersistentVolumeClaim,
+    PersistentVolumeClaimVolumeSource,
+    Pod,
+    PodTemplateSpec,
+    StatefulSet,
+    StatefulSetStatus,
+    Volume,
+    decode_as,
+    replace,
+    to_builtins,
+)
+from engine.ownership import claim, controller_ref, owner_ref_to
+from engine.pods import is_available, is_ready, is_terminating, ready_since
+from engine.selectors import Selector, from_label_selector
+from engine.state import Cluster
+
+NAME = "statefulset-controller"
+POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+REVISION_LABEL = "controller-revision-hash"  # on pods: the full ControllerRevision name
+HASH_LABEL = "controller.kubernetes.io/hash"  # on a StatefulSet's ControllerRevisions
+MAX_BATCH_SIZE = 500  # mirrors MaxBatchSize in stateful_set_control.go
+# MaxUnavailableStatefulSet: alpha/off in 1.24-1.34, beta on in 1.35.0-1.35.3, off again from 1.35.4
+MAX_UNAVAILABLE_STATEFULSET = False
+_ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
+
+
+# --- identity -----------------------------------------------------------------------------------
+
+
+def parent_and_ordinal(name: str) -> tuple[str, int]:
+    """Mirrors getParentNameAndOrdinal: ("", -1) for a name no StatefulSet would give."""
+    m = _ORDINAL.match(name)
+    if m is None:
+        return "", -1
+    ordinal = int(m.group(2))
+    return m.group(1), (ordinal if ordinal < 2**31 else -1)
+
+
+def ordinal_of(pod: KubeObject) -> int:
+    return parent_and_ordinal(pod.metadata.name)[1]
+
+
+def start_ordinal(sts: StatefulSet) -> int:
+    return sts.spec.ordinals.start if sts.spec.ordinals is not None else 0
+
+
+def replicas_of(sts: StatefulSet) -> int:
+    return sts.spec.replicas if sts.spec.replicas is not None else 1
+
+
+def in_range(sts: StatefulSet, ordinal: int) -> bool:
+    start = start_ordinal(sts)
+    return start <= ordinal < start + replicas_of(sts)
+
+
+def pod_name(sts: StatefulSet, ordinal: int) -> str:
+    return f"{sts.metadata.name}-{ordinal}"
+
+
+def claim_name(template_name: str, sts: StatefulSet, ordinal: int) -> str:
+    """Mirrors getPersistentVolumeClaimName."""
+    return f"{template_name}-{sts.metadata.name}-{ordinal}"
+
+
+def is_member(sts: StatefulSet, obj: KubeObject) -> bool:
+    """Mirrors isMemberOf: the pod is named after the set."""
+    return parent_and_ordinal(obj.metadata.name)[0] == sts.metadata.name
+
+
+def revision_of(pod: Pod) -> str:
+    return pod.metadata.labels.get(REVISION_LABEL, "")
+
+
+# --- health (mirrors stateful_set_utils.go) -----------------------------------------------------
+
+
+def is_created(pod: Pod) -> bool:
+    return pod.status.phase != ""
+
+
+def running_and_ready(pod: Pod) -> bool:
+    return pod.status.phase == "Running" and is_ready(pod)
+
+
+def running_and_available(pod: Pod, min_ready: int, now: datetime) -> bool:
+    return is_available(pod, min_ready, now)
+
+
+def is_healthy(pod: Pod) -> bool:
+    return running_and_ready(pod) and not is_terminating(pod)
+
+
+def is_unavailable(pod: Pod, min_ready: int, now: datetime) -> bool:
+    """Mirrors isUnavailable: not healthy, or not yet available for minReadySeconds."""
+    return not is_healthy(pod) or not running_and_available(pod, min_ready, now)
+
+
+def _why_unhealthy(pod: Pod, min_ready: int, now: datetime) -> str:
+    name = pod.metadata.name
+    if is_terminating(pod):
+        return f"{name} is terminating"
+    if not is_created(pod):
+        return f"{name} does not exist yet"
+    if pod.status.phase != "Running":
+        return f"{name} is {pod.status.phase}" + (f" ({pod.status.reason})" if pod.status.reason else "")
+    if not is_ready(pod):
+        reason = next((c.reason for c in pod.status.conditions if c.type == "Ready" and c.reason), "")
+        return f"{name} is Running but not Ready" + (f" ({reason})" if reason else "")
+    return f"{name} is Ready but not yet available for minReadySeconds {min_ready}"
+
+
+# --- revisions ----------------------------------------------------------------------------------
+
+
+def statefulset_revision_data(template: PodTemplateSpec) -> dict:
+    """Mirrors getPatch: the template as the apps/v1 codec writes it, `$patch: replace`."""
+    return revision_data(with_go_zero_values(to_builtins(template)))
+
+
+def revision_name(sts: StatefulSet, hash_: str) -> str:
+    """Mirrors ControllerRevisionName: the set's name cut to 223 characters, then the hash."""
+    return f"{sts.metadata.name[:223]}-{hash_}"
+
+
+def template_of_revision(cr: ControllerRevision) -> PodTemplateSpec:
+    """Mirrors ApplyRevision for the one field a revision holds: the pod template."""
+    raw = ((cr.data or {}).get("spec") or {}).get("template") or {}
+    return decode_as({k: v for k, v in raw.items() if k != "$patch"}, PodTemplateSpec)
+
+
+def _sort_revisions(revisions: Iterable[ControllerRevision]) -> list[ControllerRevision]:
+    """Mirrors history.SortControllerRevisions: by revision, then creation, then name."""
+    return sorted(revisions, key=lambda r: (r.revision, r.metadata.creation_timestamp or datetime.min, r.metadata.name))
+
+
+def _list_revisions(cluster: Cluster, sts: StatefulSet, selector: Selector) -> tuple[list[ControllerRevision], list[cmd.Command]]:
+    """Mirrors ListControllerRevisions and adoptOrphanRevisions (revisions are never released)."""
+    uid = sts.metadata.uid
+    owned = [
+        r
+        for r in cluster.by_owner(uid, "ControllerRevision")
+        if isinstance(r, ControllerRevision) and (ref := controller_ref(r)) is not None and ref.uid == uid
+        and selector.matches(r.metadata.labels)
+    ]
+    commands: list[cmd.Command] = []
+    if sts.metadata.deletion_timestamp is None:
+        for r in cluster.orphans_of("ControllerRevision", sts.metadata.namespace):
+            if isinstance(r, ControllerRevision) and selector.matches(r.metadata.labels):
+                adopted = replace(r, metadata=replace(r.metadata, owner_references=[*r.metadata.owner_references, owner_ref_to(sts)]))
+                owned.append(adopted)
+                commands.append(
+                    cmd.UpdateObject(
+                        object=adopted,
+                        reason="adopted",
+                        message=f"orphan revision matches the selector {selector} of StatefulSet {sts.metadata.name}: adopted",
+                    )
+                )
+    return _sort_revisions(owned), commands
+
+
+class Revisions:
+    """What getStatefulSetRevisions decided: current, update, collisionCount, and its writes."""
+
+    def __init__(self, current: ControllerRevision, update: ControllerRevision, collision_count: int, commands: list[cmd.Command]):
+        self.current = current
+        self.update = update
+        self.collision_count = collision_count
+        self.commands = commands
+
+
+def statefulset_revisions(cluster: Cluster, sts: StatefulSet, revisions: list[ControllerRevision]) -> Revisions:
+    """Mirrors getStatefulSetRevisions (and CreateControllerRevision's collision loop)."""
+    collision_count = sts.status.collision_count or 0
+    data = statefulset_revision_data(sts.spec.template)
+    next_revision = revisions[-1].revision + 1 if revisions else 1
+    equal = [r for r in revisions if r.data == data]
+    commands: list[cmd.Command] = []
+    label = f"StatefulSet {sts.metadata.name}"
+    if equal and revisions[-1] is equal[-1]:
+        update = revisions[-1]  # the template has not changed
+    elif equal:
+        # a rollback: the equal revision is re-used, its number bumped to max+1; nothing is created
+        old = equal[-1]
+        update = replace(old, revision=next_revision)
+        commands.append(
+            cmd.UpdateObject(
+                object=update,
+                reason="revision-reused",
+                message=(
+                    f"the template of {label} equals revision {old.revision} ({old.metadata.name}): "
+                    f"no new revision, its number becomes {next_revision}"
+                ),
+            )
+        )
+    else:
+        while True:
+            hash_ = statefulset_revision_hash(data, collision_count)
+            name = revision_name(sts, hash_)
+            existing = cluster.get("ControllerRevision", sts.metadata.namespace, name)
+            if existing is None:
+                break
+            if isinstance(existing, ControllerRevision) and existing.data == data:
+                break  # mirrors CreateControllerRevision: AlreadyExists with equal data is used
+            collision_count += 1  # a different template has this name: salt the hash
+        if existing is not None:
+            update = existing  # type: ignore[assignment]
+        else:
+            update = ControllerRevision(
+                metadata=ObjectMeta(
+                    name=name,
+                    namespace=sts.metadata.namespace,
+                    labels={**sts.spec.template.metadata.labels, HASH_LABEL: hash_},
+                    annotations=dict(sts.metadata.annotations),
+                    owner_references=[owner_ref_to(sts)],
+                ),
+                data=data,
+                revision=next_revision,
+            )
+            commands.append(
+                cmd.CreateObject(
+                    object=update,
+                    reason="revision-created",
+                    message=f"the template of {label} is new: recorded as revision {next_revision} ({name})",
+                )
+            )
+    current = next((r for r in revisions if r.metadata.name == sts.status.current_revision), update)
+    return Revisions(current, update, collision_count, commands)
+
+
+def truncate_history(
+    sts: StatefulSet, pods: Sequence[Pod], revisions: Sequence[ControllerRevision], current: str, update: str
+) -> list[cmd.Command]:
+    """Mirrors truncateHistory: the oldest revisions no pod and no status names go first."""
+    live = {current, update, *(revision_of(p) for p in pods)}
+    history = [r for r in revisions if r.metadata.name not in live]
+    limit = sts.spec.revision_history_limit if sts.spec.revision_history_limit is not None else 10
+    if limit < 0 or len(history) <= limit:
+        return []
+    return [
+        cmd.delete_of(
+            r,
+            "revision-history-limit",
+            f"{len(history)} revisions no pod uses exceed revisionHistoryLimit {limit}: deleting the oldest, revision {r.revision}",
+        )
+        for r in history[: len(history) - limit]
+    ]
+
+
+# --- pods and claims ----------------------------------------------------------------------------
+
+
+def _claims_for(sts: StatefulSet, ordinal: int) -> list[PersistentVolumeClaim]:
+    """Mirrors getPersistentVolumeClaims: template labels, then the selector's matchLabels."""
+    match_labels = sts.spec.selector.match_labels if sts.spec.selector is not None else {}
+    out = []
+    for t in sts.spec.volume_claim_templates:
+        out.append(
+            PersistentVolumeClaim(
+                metadata=replace(
+                    t.metadata,
+                    name=claim_name(t.metadata.name, sts, ordinal),
+                    namespace=sts.metadata.namespace,
+                    labels={**t.metadata.labels, **match_labels},
+                ),
+                spec=t.spec,
+            )
+        )
+    return out
+
+
+def _with_storage(sts: StatefulSet, spec_volumes: list[Volume], ordinal: int) -> list[Volume]:
+    """Mirrors updateStorage: one volume per claim template, then the pod's other volumes."""
+    names = [t.metadata.name for t in sts.spec.volume_claim_templates]
+    volumes = [
+        Volume(name=n, persistent_volume_claim=PersistentVolumeClaimVolumeSource(claim_name=claim_name(n, sts, ordinal)))
+        for n in names
+    ]
+    return volumes + [v for v in spec_volumes if v.name not in names]
+
+
+def new_pod(sts: StatefulSet, template: PodTemplateSpec, revision: str, ordinal: int) -> Pod:
+    """Mirrors newVersionedStatefulSetPod for one revision: identity, storage, revision label."""
+    name = pod_name(sts, ordinal)
+    labels = {
+        **template.metadata.labels,
+        POD_NAME_LABEL: name,
+        POD_INDEX_LABEL: str(ordinal),
+        REVISION_LABEL: revision,
+    }
+    spec = replace(
+        template.spec,
+        hostname=name,
+        subdomain=sts.spec.service_name,
+        volumes=_with_storage(sts, template.spec.volumes, ordinal),
+    )
+    return Pod(
+        metadata=ObjectMeta(
+            name=name,
+            namespace=sts.metadata.namespace,
+            labels=labels,
+            annotations=dict(template.metadata.annotations),
+            owner_references=[owner_ref_to(sts)],
+            unmodeled=dict(template.metadata.unmodeled),
+        ),
+        spec=spec,
+    )
+
+
+def _identity_matches(sts: StatefulSet, pod: Pod) -> bool:
+    parent, ordinal = parent_and_ordinal(pod.metadata.name)
+    return (
+        ordinal >= 0
+        and parent == sts.metadata.name
+        and pod.metadata.namespace == sts.metadata.namespace
+        and pod.metadata.labels.get(POD_NAME_LABEL) == pod.metadata.name
+    )
+
+
+def _storage_matches(sts: StatefulSet, pod: Pod) -> bool:
+    ordinal = ordinal_of(pod)
+    volumes = {v.name: v for v in pod.spec.volumes}
+    for t in sts.spec.volume_claim_templates:
+        v = volumes.get(t.metadata.name)
+        if v is None or v.persistent_volume_claim is None or v.persistent_volume_claim.claim_name != claim_name(t.metadata.name, sts, ordinal):
+            return False
+    return True
+
+
+def _policy(sts: StatefulSet) -> tuple[str, str]:
+    p = sts.spec.persistent_volume_claim_retention_policy
+    when_deleted = (p.when_deleted if p else "") or "Retain"
+    when_scaled = (p.when_scaled if p else "") or "Retain"
+    return when_deleted, when_scaled
+
+
+def _is_ref_to(ref: OwnerReference, kind: str, obj: KubeObject) -> bool:
+    return ref.kind == kind and ref.name == obj.metadata.name
+
+
+def _retention_refs(sts: StatefulSet, pvc: PersistentVolumeClaim, pod: Pod) -> list[OwnerReference]:
+    """Mirrors updateClaimOwnerRefForSetAndPod: the owner references the policy asks for."""
+    when_deleted, when_scaled = _policy(sts)
+    scaled_down = not in_range(sts, ordinal_of(pod))
+    want_set = when_deleted == "Delete" and not (when_scaled == "Delete" and scaled_down)
+    want_pod = when_scaled == "Delete" and scaled_down
+    refs = [r for r in pvc.metadata.owner_references if not _is_ref_to(r, "StatefulSet", sts) and not _is_ref_to(r, "Pod", pod)]
+    if want_set:
+        refs.append(next((r for r in pvc.metadata.owner_references if _is_ref_to(r, "StatefulSet", sts) and r.uid == sts.metadata.uid), owner_ref_to(sts)))
+    if want_pod:
+        refs.append(next((r for r in pvc.metadata.owner_references if _is_ref_to(r, "Pod", pod) and r.uid == pod.metadata.uid), owner_ref_to(pod)))
+    other_controller = any(r.controller for r in refs if not (_is_ref_to(r, "StatefulSet", sts) or _is_ref_to(r, "Pod", pod)))
+    if other_controller:
+        # someone else controls this claim: only our references are removed (ConflictingController)
+        refs = [r for r in refs if not (_is_ref_to(r, "StatefulSet", sts) or _is_ref_to(r, "Pod", pod))]
+    return refs
+
+
+def _same_refs(a: list[OwnerReference], b: list[OwnerReference]) -> bool:
+    key = lambda r: (r.kind, r.name, r.uid)  # noqa: E731
+    return sorted(map(key, a)) == sorted(map(key, b))
+
+
+def _claim_retention_commands(cluster: Cluster, sts: StatefulSet, pod: Pod, why: str) -> list[cmd.Command]:
+    """Mirrors UpdatePodClaimForRetentionPolicy for a pod's existing claims."""
+    commands: list[cmd.Command] = []
+    for wanted in _claims_for(sts, ordinal_of(pod)):
+        pvc = cluster.get("PersistentVolumeClaim", wanted.metadata.namespace, wanted.metadata.name)
+        if not isinstance(pvc, PersistentVolumeClaim) or is_terminating(pvc):
+            continue
+        refs = _retention_refs(sts, pvc, pod)
+        if not _same_refs(refs, pvc.metadata.owner_references):
+            when_deleted, when_scaled = _policy(sts)
+            owners = ", ".join(f"{r.kind} {r.name}" for r in refs) or "nothing"
+            commands.append(
+                cmd.UpdateObject(
+                    object=replace(pvc, metadata=replace(pvc.metadata, owner_references=refs)),
+                    reason="claim-retention",
+                    message=f"{why}: PVC retention policy whenDeleted={when_deleted}, whenScaled={when_scaled} makes claim {pvc.metadata.name} owned by {owners}",
+                )
+            )
+    return commands
+
+
+def _claim_is_stale(cluster: Cluster, sts: StatefulSet, ordinal: int) -> str:
+    """Mirrors PodClaimIsStale: a claim still owned by an earlier pod of this ordinal."""
+    if _policy(sts)[1] == "Retain":
+        return ""
+    name = pod_name(sts, ordinal)
+    for wanted in _claims_for(sts, ordinal):
+        pvc = cluster.get("PersistentVolumeClaim", wanted.metadata.namespace, wanted.metadata.name)
+        if pvc is None:
+            continue
+        for ref in pvc.metadata.owner_references:
+            if ref.kind == "Pod" and ref.name == name:
+                return pvc.metadata.name  # the new pod has no uid yet: any pod reference is stale
+    return ""
+
+
+class _Sync:
+    """One sync's decisions, accumulated in the order upstream makes them."""
+
+    def __init__(self, sts: StatefulSet, cluster: Cluster, now: datetime, revisions: Revisions):
+        self.sts = sts
+        self.cluster = cluster
+        self.now = now
+        self.rev = revisions
+        self.commands: list[cmd.Command] = []
+        self.min_ready = sts.spec.min_ready_seconds
+        self.label = f"StatefulSet {sts.metadata.name}"
+        self.current_template = template_of_revision(revisions.current) if revisions.current is not revisions.update else sts.spec.template
+        self.update_template = sts.spec.template
+
+    def create_pod(self, slot: Pod, why: str) -> None:
+        """Mirrors CreateStatefulPod: missing claims first, then the pod."""
+        sts = self.sts
+        ordinal = ordinal_of(slot)
+        for pvc in _claims_for(sts, ordinal):
+            if self.cluster.get("PersistentVolumeClaim", pvc.metadata.namespace, pvc.metadata.name) is None:
+                refs = _retention_refs(sts, pvc, slot)
+                self.commands.append(
+                    cmd.CreateObject(
+                        object=replace(pvc, metadata=replace(pvc.metadata, owner_references=refs)),
+                        reason="claim-missing",
+                        message=f"create Claim {pvc.metadata.name} Pod {slot.metadata.name} in {self.label} success: the pod mounts it",
+                    )
+                )
+        self.commands.append(
+            cmd.CreateObject(object=slot, reason="ordinal-missing", message=f"create Pod {slot.metadata.name} in {self.label} successful: {why}")
+        )
+
+    def delete_pod(self, pod: Pod, reason: str, why: str) -> None:
+        self.commands.append(cmd.delete_of(pod, reason, f"delete Pod {pod.metadata.name} in {self.label} successful: {why}"))
+
+
+def _monotonic(sts: StatefulSet) -> bool:
+    return sts.spec.pod_management_policy != "Parallel"
+
+
+def reconcile_statefulset(sts: StatefulSet, cluster: Cluster, now: datetime) -> list[cmd.Command]:
+    """Everything one sync of `sts` decides, as commands."""
+    selector = from_label_selector(sts.spec.selector)
+    claimed, commands = claim(cluster, sts, "Pod", selector, accept=lambda o: is_member(sts, o))
+    pods = [p for p in claimed if isinstance(p, Pod)]
+    revisions, adopt = _list_revisions(cluster, sts, selector)
+    commands += adopt
+    rev = statefulset_revisions(cluster, sts, revisions)
+    commands += rev.commands
+    sync = _Sync(sts, cluster, now, rev)
+    status = _update_statefulset(sync, pods)
+    commands += sync.commands
+    status = _complete_rolling_update(sts, status)
+    if status != sts.status:
+        commands.append(
+            cmd.UpdateStatus(
+                object=replace(sts, status=status),
+                reason="status",
+                message=(
+                    f"replicas {status.replicas}, ready {status.ready_replicas}, available {status.available_replicas}, "
+                    f"current {status.current_replicas} at {status.current_revision}, "
+                    f"updated {status.updated_replicas} at {status.update_revision}"
+                ),
+            )
+        )
+    commands += truncate_history(sts, pods, revisions, rev.current.metadata.name, rev.update.metadata.name)
+    commands += _availability_timers(sts, pods, now)
+    return commands
+
+
+def _new_versioned_pod(sync: _Sync, ordinal: int) -> Pod:
+    """Mirrors newVersionedStatefulSetPod: below the partition a pod is made at the current revision."""
+    sts = sync.sts
+    strategy = sts.spec.update_strategy
+    start = start_ordinal(sts)
+    ru = strategy.rolling_update
+    # upstream's condition reads `A && B || C` (Go precedence), kept as it is
+    at_current = (strategy.type == "RollingUpdate" and ru is None and ordinal < start + sts.status.current_replicas) or (
+        ru is not None and ordinal < start + (ru.partition or 0)
+    )
+    if at_current:
+        return new_pod(sts, sync.current_template, sync.rev.current.metadata.name, ordinal)
+    return new_pod(sts, sync.update_template, sync.rev.update.metadata.name, ordinal)
+
+
+def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
+    """Mirrors updateStatefulSet; returns the status to write."""
+    sts, now, min_ready = sync.sts, sync.now, sync.min_ready
+    start = start_ordinal(sts)
+    count = replicas_of(sts)
+    replicas: list[Pod | None] = [None] * count
+    condemned: list[Pod] = []
+    for pod in pods:
+        ordinal = ordinal_of(pod)
+        if start <= ordinal < start + count:
+            replicas[ordinal - start] = pod
+        elif ordinal >= 0:
+            condemned.append(pod)
+    slots: list[Pod] = [p if p is not None else _new_versioned_pod(sync, start + i) for i, p in enumerate(replicas)]
+    condemned.sort(key=lambda p: (-ordinal_of(p), p.metadata.name))
+    first_unhealthy = next((p for p in slots if is_unavailable(p, min_ready, now)), None)
+    if first_unhealthy is None:
+        first_unhealthy = next((p for p in reversed(condemned) if is_unavailable(p, min_ready, now)), None)
+
+    def status() -> StatefulSetStatus:
+        return _status(sts, sync.rev, [*pods], now)
+
+    if sts.metadata.deletion_timestamp is not None:
+        return status()
+    monotonic = _monotonic(sts)
+    policy = "OrderedReady" if monotonic else "Parallel"
+
+    # 1. every ordinal in range, lowest first
+    def process_replica(i: int) -> bool:
+        pod = slots[i]
+        name = pod.metadata.name
+        if pod.status.phase in ("Failed", "Succeeded"):
+            if not is_terminating(pod):
+                sync.delete_pod(pod, "recreating-failed-pod", f"{name} is {pod.status.phase}; it is recreated once it is gone")
+            return True
+        if not is_created(pod):
+            stale = _claim_is_stale(sync.cluster, sts, ordinal_of(pod))
+            if stale:
+                return True  # wait for the garbage collector to remove the old pod's claim
+            if monotonic:
+                if i == 0:
+                    lower = "it is the first ordinal"
+                elif i == 1:
+                    lower = f"{pod_name(sts, start)} is Running and Ready"
+                else:
+                    lower = f"{pod_name(sts, start)} to {pod_name(sts, start + i - 1)} are Running and Ready"
+                why = f"{policy}: {lower}"
+            else:
+                why = "Parallel: created without waiting for other ordinals"
+            sync.create_pod(pod, f"ordinal {ordinal_of(pod)} is missing, made at revision {revision_of(pod)} ({why})")
+            if monotonic:
+                return True
+            return False
+        if pod.status.phase == "Pending":
+            missing = [
+                c for c in _claims_for(sts, ordinal_of(pod))
+                if sync.cluster.get("PersistentVolumeClaim", c.metadata.namespace, c.metadata.name) is None
+            ]
+            for c in missing:
+                sync.commands.append(
+                    cmd.CreateObject(object=replace(c, metadata=replace(c.metadata, owner_references=_retention_refs(sts, c, pod))), reason="claim-missing", message=f"create Claim {c.metadata.name} Pod {name} in {sync.label} success: the pending pod mounts it")
+                )
+        if monotonic and (is_terminating(pod) or not running_and_ready(pod) or not running_and_available(pod, min_ready, now)):
+            return True
+        if not (_identity_matches(sts, pod) and _storage_matches(sts, pod)):
+            fixed_labels = {**pod.metadata.labels, POD_NAME_LABEL: name}
+            fixed = replace(
+                pod,
+                metadata=replace(pod.metadata, labels=fixed_labels),
+                spec=replace(pod.spec, volumes=_with_storage(sts, pod.spec.volumes, ordinal_of(pod))),
+            )
+            sync.commands.append(cmd.UpdateObject(object=fixed, reason="identity-restored", message=f"update Pod {name} in {sync.label} successful: its identity label or claim volumes did not match the set"))
+        sync.commands += _claim_retention_commands(sync.cluster, sts, pod, f"{name} is in range")
+        return False
+
+    if _run_for_all(len(slots), process_replica, monotonic):
+        return status()
+
+    # 2. condemned pods' claims take the owner references the retention policy asks for
+    for pod in condemned:
+        sync.commands += _claim_retention_commands(sync.cluster, sts, pod, f"{pod.metadata.name} is above the range and goes")
+
+    # 3. condemned pods, highest ordinal first
+    end = start + count - 1
+
+    def process_condemned(j: int) -> bool:
+        pod = condemned[j]
+        if is_terminating(pod):
+            return monotonic
+        if monotonic and pod is not first_unhealthy and (not running_and_ready(pod) or not running_and_available(pod, min_ready, now)):
+            return True
+        if monotonic:
+            why = f"scale down to {count}: {pod.metadata.name} is the highest ordinal above {end}, and every pod below is Running and Ready"
+        else:
+            why = f"scale down to {count}: ordinal {ordinal_of(pod)} is outside [{start}, {end}] (Parallel: all go at once)"
+        sync.delete_pod(pod, "scale-down", why)
+        return True
+
+    if _run_for_all(len(condemned), process_condemned, monotonic):
+        return status()
+
+    strategy = sts.spec.update_strategy
+    if strategy.type == "OnDelete":
+        return status()
+    result = status()
+    update = sync.rev.update.metadata.name
+    ru = strategy.rolling_update
+    update_min = (ru.partition or 0) if ru is not None else 0
+    where = f"revision {sync.rev.update.revision} ({update})"
+    partition = f", partition {update_min}" if update_min else ""
+    if MAX_UNAVAILABLE_STATEFULSET:
+        max_unavailable = max_unavailable_of(ru.max_unavailable if ru else None, count)
+        unavailable = sum(is_unavailable(p, min_ready, now) for p in slots)
+        if unavailable > max_unavailable:
+            return result
+        deleted = 0
+        for target in range(count - 1, update_min - 1, -1):
+            if deleted >= max_unavailable - unavailable:
+                break
+            pod = slots[target]
+            if revision_of(pod) != update and not is_terminating(pod):
+                sync.delete_pod(pod, "rolling-update", f"rolling update to {where}{partition}: {unavailable} unavailable of maxUnavailable {max_unavailable}, highest ordinals first")
+                deleted += 1
+                result = replace(result, current_replicas=result.current_replicas - 1)
+        return result
+    for target in range(count - 1, update_min - 1, -1):
+        pod = slots[target]
+        if revision_of(pod) != update and not is_terminating(pod):
+            sync.delete_pod(
+                pod,
+                "rolling-update",
+                f"rolling update to {where}{partition}: {pod.metadata.name} is the highest ordinal not at the update revision; one pod at a time",
+            )
+            return replace(result, current_replicas=result.current_replicas - 1)
+        if is_unavailable(pod, min_ready, now):
+            return result  # wait for this pod before touching lower ordinals
+    return result
+
+
+def _run_for_all(n: int, fn, monotonic: bool) -> bool:  # noqa: ANN001
+    """Mirrors runForAll: sequential and stopping in order; Parallel runs every index (slow-start
+    batches of at most MaxBatchSize issue the same commands, as no create fails here)."""
+    if monotonic:
+        return any(fn(i) for i in range(n))
+    for i in range(n):
+        fn(i)
+    return False
+
+
+def max_unavailable_of(value: int | str | None, replicas: int) -> int:
+    """Mirrors getStatefulSetMaxUnavailable: rounded down, at least 1."""
+    if value is None:
+        return 1
+    if isinstance(value, int):
+        scaled = value
+    else:
+        scaled = int(value.rstrip("%")) * replicas // 100
+    return max(scaled, 1)
+
+
+def _status(sts: StatefulSet, rev: Revisions, pods: list[Pod], now: datetime) -> StatefulSetStatus:
+    """Mirrors updateStatus/computeReplicaStatus over every pod that exists."""
+    replicas = ready = available = current = updated = 0
+    current_name, update_name = rev.current.metadata.name, rev.update.metadata.name
+    for pod in pods:
+        if is_created(pod):
+            replicas += 1
+        if running_and_ready(pod):
+            ready += 1
+            if running_and_available(pod, sts.spec.min_ready_seconds, now):
+                available += 1
+        if is_created(pod) and not is_terminating(pod):
+            revision = revision_of(pod)
+            current += revision == current_name
+            updated += revision == update_name
+    return replace(
+        sts.status,
+        observed_generation=sts.metadata.generation,
+        replicas=replicas,
+        ready_replicas=ready,
+        available_replicas=available,
+        current_replicas=current,
+        updated_replicas=updated,
+        current_revision=current_name,
+        update_revision=update_name,
+        collision_count=rev.collision_count,
+    )
+
+
+def _complete_rolling_update(sts: StatefulSet, status: StatefulSetStatus) -> StatefulSetStatus:
+    """Mirrors completeRollingUpdate: currentRevision moves only once every replica is updated."""
+    want = replicas_of(sts)
+    if (
+        sts.spec.update_strategy.type == "RollingUpdate"
+        and status.updated_replicas == want
+        and status.ready_replicas == want
+        and status.replicas == want
+    ):
+        return replace(status, current_replicas=status.updated_replicas, current_revision=status.update_revision)
+    return status
+
+
+def _availability_timers(sts: StatefulSet, pods: list[Pod], now: datetime) -> list[cmd.Command]:
+    """Mirrors updatePod's requeue after minReadySeconds+1s for a pod that turned Ready."""
+    min_ready = sts.spec.min_ready_seconds
+    if min_ready <= 0:
+        return []
+    dues = set()
+    for pod in pods:
+        since = ready_since(pod)
+        if since is not None and not is_available(pod, min_ready, now):
+            dues.add(since + timedelta(seconds=min_ready + 1))
+    key = f"{sts.metadata.namespace}/{sts.metadata.name}"
+    return [
+        cmd.SetTimer(key=key, due=due, reason="min-ready-seconds", message=f"pods Ready since {(due - timedelta(seconds=min_ready + 1)).isoformat()} become available (minReadySeconds {min_ready})")
+        for due in sorted(dues)
+    ]
+
+
+# --- explaining a stuck rollout -----------------------------------------------------------------
+
+
+def blocking_pod(sts: StatefulSet, cluster: Cluster, now: datetime) -> tuple[str, str] | None:
+    """(pod, why) when the next sync would wait on a pod instead of progressing; None otherwise.
+
+    Follows updateStatefulSet's stopping points: under OrderedReady the first ordinal that is
+    not Running, Ready and available stops creation, scale-down and the rolling update (kubernetes
+    issue 67250: reverting the template does not help while that pod stays broken); in every
+    mode the rolling update waits for the highest not-yet-healthy updated pod.
+    """
+    if sts.metadata.deletion_timestamp is not None:
+        return None
+    pods = {
+        ordinal_of(p): p
+        for p in cluster.by_owner(sts.metadata.uid, "Pod")
+        if isinstance(p, Pod) and is_member(sts, p)
+    }
+    start, count, min_ready = start_ordinal(sts), replicas_of(sts), sts.spec.min_ready_seconds
+    update = sts.status.update_revision
+    for ordinal in range(start, start + count):
+        pod = pods.get(ordinal)
+        if pod is None:
+            continue
+        if is_unavailable(pod, min_ready, now) and _monotonic(sts):
+            note = ""
+            if revision_of(pod) != update and update:
+                note = (
+                    f"; it runs revision {revision_of(pod)}, not the update revision {update}: under OrderedReady the "
+                    f"controller waits for it before replacing it, so delete {pod.metadata.name} to let the rollout continue"
+                )
+            return pod.metadata.name, _why_unhealthy(pod, min_ready, now) + note
+    if sts.spec.update_strategy.type == "RollingUpdate":
+        ru = sts.spec.update_strategy.rolling_update
+        update_min = (ru.partition or 0) if ru is not None else 0
+        for ordinal in range(start + count - 1, start + update_min - 1, -1):
+            pod = pods.get(ordinal)
+            if pod is None or revision_of(pod) != update:
+                return None
+            if is_unavailable(pod, min_ready, now):
+                return pod.metadata.name, _why_unhealthy(pod, min_ready, now) + "; the rolling update waits for it"
+    return None
+
+
+# --- the controller -----------------------------------------------------------------------------
+
+
+class StatefulSetController:
+    name = NAME
+
+    def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.ObjectEvent):
+            obj = event.object
+            if isinstance(obj, StatefulSet):
+                return (f"{obj.metadata.namespace}/{obj.metadata.name}",)
+            if isinstance(obj, Pod):
+                # mirrors updatePod: a changed controllerRef wakes the old controller too
+                keys = _controller_keys(obj, cluster)
+                if isinstance(before, KubeObject):
+                    keys += [k for k in _controller_keys(before, cluster) if k not in keys]
+                return keys
+            if isinstance(obj, PersistentVolumeClaim):
+                return _claim_keys(obj.metadata.namespace, obj.metadata.name, cluster)
+        elif isinstance(event, ev.ObjectDeleted):
+            if event.kind == "Pod":
+                for ref in event.owner_references:
+                    if ref.controller and ref.kind == "StatefulSet":
+                        return (f"{event.namespace}/{ref.name}",)
+            elif event.kind == "PersistentVolumeClaim":
+                return _claim_keys(event.namespace, event.name, cluster)
+        return ()
+
+    def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
+        ns, _, name = key.partition("/")
+        sts = cluster.get("StatefulSet", ns, name)
+        if not isinstance(sts, StatefulSet):
+            return []
+        return reconcile_statefulset(sts, cluster, now)
+
+
+def _controller_keys(obj: KubeObject, cluster: Cluster) -> list[str]:
+    """The StatefulSet controlling `obj`, or (an orphan) every one whose selector matches."""
+    ref = controller_ref(obj)
+    if ref is not None:
+        return [f"{obj.metadata.namespace}/{ref.name}"] if ref.kind == "StatefulSet" else []
+    return [
+        f"{s.metadata.namespace}/{s.metadata.name}"
+        for s in cluster.list("StatefulSet", obj.metadata.namespace)
+        if isinstance(s, StatefulSet) and from_label_selector(s.spec.selector).matches(obj.metadata.labels)
+    ]
+
+
+def _claim_keys(namespace: str, name: str, cluster: Cluster) -> list[str]:
+    """The sets whose claim names (`<template>-<set>-<ordinal>`) could produce this claim name."""
+    keys = []
+    for s in cluster.list("StatefulSet", namespace):
+        if isinstance(s, StatefulSet) and any(
+            name.startswith(f"{t.metadata.name}-{s.metadata.name}-") for t in s.spec.volume_claim_templates
+        ):
+            keys.append(f"{namespace}/{s.metadata.name}")
+    return keys
