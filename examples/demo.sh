@@ -1,46 +1,108 @@
 #!/usr/bin/env bash
-# `make demo`: replay the fluentd-elasticsearch seed (DaemonSet on one tainted master and two
-# workers, rollout to v2.2.0, undo to revision 1) into the embedded SQLite store, step by step,
-# and show what kubectl would show after each step.
+# `make demo`: replay the seed scenarios into the embedded SQLite store, step by step, and show
+# what kubectl would show after each step.
+#   examples/demo.sh [daemonset|statefulset|deployment|all]   (default: all)
+# - daemonset:   fluentd-elasticsearch on one tainted master and two workers, rollout to
+#                v2.2.0, undo to revision 1 (examples/fluentd-daemonset.jsonl)
+# - statefulset: nginx-web with www-storage claims: update to nginx:1.15.0 (pods replaced 2, 1,
+#                0; claims reused), a partition-2 canary, scale 3 -> 5 -> 3, delete the set
+#                (claims remain) (examples/nginx-statefulset.jsonl)
+# - deployment:  web-app: rollout, history, undo; a broken image that exceeds its progress
+#                deadline (examples/web-app-deployment.jsonl)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KREPLAY=${KREPLAY:-.venv/bin/kreplay}
 export KREPLAY_STORE=${KREPLAY_STORE:-sqlite:demo.db}
+WHAT=${1:-all}
+case "$WHAT" in daemonset|statefulset|deployment|all) ;; *) echo "usage: $0 [daemonset|statefulset|deployment|all]" >&2; exit 2;; esac
 rm -f demo.db demo.db-wal demo.db-shm
-HISTORY=examples/fluentd-daemonset.jsonl
-STEPS=$(mktemp -d)
-trap 'rm -rf "$STEPS"' EXIT
-# each step keeps the example's line numbers (blank lines are skipped but counted)
-awk 'NR<=5' "$HISTORY" >"$STEPS/1-create.jsonl"
-awk '{print (NR==6 ? $0 : "")}' "$HISTORY" >"$STEPS/2-set-image.jsonl"
-awk '{print (NR==7 ? $0 : "")}' "$HISTORY" >"$STEPS/3-undo.jsonl"
 
-show() { printf '\n$ kreplay %s\n' "$*"; "$KREPLAY" "$@"; }
+show() { printf '\n$ kreplay %s\n' "$*"; "$KREPLAY" "$@" || true; }
 say() { printf '\n==> %s\n' "$*"; }
+replay() { "$KREPLAY" replay "$1" --lines "$2"; }
 
-say "1. Three nodes (the master tainted NoSchedule), then the fluentd-elasticsearch DaemonSet with the master toleration"
-"$KREPLAY" replay "$STEPS/1-create.jsonl"
-show get nodes
-show get ds -n kube-system
-show get pods -n kube-system -o wide
-show rollout history ds/fluentd-elasticsearch -n kube-system
+daemonset() {
+  local h=examples/fluentd-daemonset.jsonl
+  say "DaemonSet 1. Three nodes (the master tainted NoSchedule), then the fluentd-elasticsearch DaemonSet with the master toleration"
+  replay $h 1-5
+  show get nodes
+  show get ds -n kube-system
+  show get pods -n kube-system -o wide
+  show rollout history ds/fluentd-elasticsearch -n kube-system
 
-say "2. kubectl set image ... fluentd-elasticsearch:v2.2.0 --record (RollingUpdate, maxUnavailable 1)"
-"$KREPLAY" replay "$STEPS/2-set-image.jsonl"
-show rollout status ds/fluentd-elasticsearch -n kube-system
-show get pods -n kube-system -o wide
-show rollout history ds/fluentd-elasticsearch -n kube-system
-show get controllerrevision -n kube-system
+  say "DaemonSet 2. kubectl set image ... fluentd-elasticsearch:v2.2.0 --record (RollingUpdate, maxUnavailable 1)"
+  replay $h 6
+  show rollout status ds/fluentd-elasticsearch -n kube-system
+  show get pods -n kube-system -o wide
+  show rollout history ds/fluentd-elasticsearch -n kube-system
+  show get controllerrevision -n kube-system
 
-say "3. kubectl rollout undo --to-revision=1: revision 1 is re-used and becomes revision 3"
-"$KREPLAY" replay "$STEPS/3-undo.jsonl"
-show get ds -n kube-system -o wide
-show rollout history ds/fluentd-elasticsearch -n kube-system
-show get controllerrevision -n kube-system
+  say "DaemonSet 3. kubectl rollout undo --to-revision=1: revision 1 is re-used and becomes revision 3"
+  replay $h 7
+  show get ds -n kube-system -o wide
+  show rollout history ds/fluentd-elasticsearch -n kube-system
+  show get controllerrevision -n kube-system
 
-# the first pod the rollout to v2.2.0 replaced: its trail ends with the rolling-update deletion
-POD=$("$KREPLAY" log | sed -n 's|.*deletion started pod kube-system/\([^ ]*\) by daemonset-controller \[rolling-update\].*|\1|p' | head -n 1)
-say "4. Why did $POD come and go? Every decision, its reason and what triggered it"
-show why "pod/$POD" -n kube-system
+  # the first pod the rollout to v2.2.0 replaced: its trail ends with the rolling-update deletion
+  local pod
+  pod=$("$KREPLAY" log | sed -n 's|.*deletion started pod kube-system/\([^ ]*\) by daemonset-controller \[rolling-update\].*|\1|p' | head -n 1)
+  say "DaemonSet 4. Why did $pod come and go? Every decision, its reason and what triggered it"
+  show why "pod/$pod" -n kube-system
+}
 
+statefulset() {
+  local h=examples/nginx-statefulset.jsonl
+  say "StatefulSet 1. Three nodes, the headless Service nginx and the nginx-web StatefulSet (3 replicas, OrderedReady, www-storage claims)"
+  replay $h 1-6
+  show get svc nginx
+  show get sts nginx-web
+  show get pods -l app=nginx -L controller-revision-hash
+  show get pvc
+  show get controllerrevision -l app=nginx
+
+  say "StatefulSet 2. kubectl set image statefulset nginx-web nginx=nginx:1.15.0: pods replaced from the highest ordinal down, claims reused"
+  replay $h 7
+  show rollout status sts/nginx-web
+  show get pods -l app=nginx -L controller-revision-hash
+  show get pvc
+  show log --since 41 --by statefulset-controller
+
+  say "StatefulSet 3. A canary: partition 2, then a new image: only nginx-web-2 takes it"
+  replay $h 8
+  replay $h 9
+  show get pods -l app=nginx -L controller-revision-hash
+  show rollout status sts/nginx-web
+  show get controllerrevision -l app=nginx
+
+  say "StatefulSet 4. The canary is good: partition 0 rolls out the rest"
+  replay $h 10
+  show rollout status sts/nginx-web
+  show rollout history sts/nginx-web
+
+  say "StatefulSet 5. Scale 3 -> 5 (ordinals 3 and 4 created in order, with their claims) -> 3 (4 then 3 deleted; claims stay)"
+  replay $h 11
+  show get pods -l app=nginx -L controller-revision-hash
+  replay $h 12
+  show get pods -l app=nginx
+  show get pvc
+
+  say "StatefulSet 6. kubectl delete sts nginx-web: pods and revisions are owned and go; the claims are not owned and remain"
+  replay $h 13
+  show get pods -l app=nginx
+  show get controllerrevision -l app=nginx
+  show get pvc
+}
+
+deployment() {
+  local h=examples/web-app-deployment.jsonl
+  if [ ! -f $h ]; then say "Deployment: $h is not there yet"; return; fi
+  say "Deployment: see examples/web-app-deployment.jsonl"
+}
+
+case "$WHAT" in
+  daemonset) daemonset ;;
+  statefulset) statefulset ;;
+  deployment) deployment ;;
+  all) daemonset; statefulset; deployment ;;
+esac
 say "The whole log: $("$KREPLAY" log | wc -l) events in $KREPLAY_STORE (kreplay log, kreplay log -o json)"

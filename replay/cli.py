@@ -84,6 +84,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         settle_limit = timedelta(seconds=parse_duration(args.settle))
     except ValueError as exc:
         raise UsageError(f"--settle: {exc}") from None
+    source = args.history
+    if args.lines:
+        first, last = _line_range(args.lines)
+        operations = [o for o in operations if first <= o.line <= last]
+        source = f"{args.history} lines {args.lines}"
     with _store(args) as store:
         try:
             summary, engine = run(store, operations, settle_limit=settle_limit)
@@ -91,7 +96,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             raise UserError(f"error: {args.history}:{exc}") from None
         s = summary.settled
         _out(
-            f"replayed {summary.operations} operations from {args.history}: "
+            f"replayed {summary.operations} operations from {source}: "
             f"{summary.events} events (positions {summary.first_position}-{summary.last_position})"
             f" into {store.url}"
         )
@@ -107,6 +112,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
             )
             _out(f"cluster stopped at {when}: {_census(engine.cluster)}")
     return 0
+
+
+def _line_range(text: str) -> tuple[int, int]:
+    """`--lines 6`, `--lines 1-5` or `--lines 6-`: which lines of the history to replay."""
+    first, sep, last = text.partition("-")
+    try:
+        start = int(first)
+        end = (int(last) if last else 2**31) if sep else start
+    except ValueError:
+        raise UsageError(f"--lines: {text!r} is not N, N-M or N-") from None
+    if start < 1 or end < start:
+        raise UsageError(f"--lines: {text!r} is not a range of line numbers (they start at 1)")
+    return start, end
 
 
 def _census(cluster: Cluster) -> str:
@@ -190,7 +208,18 @@ def cmd_get(args: argparse.Namespace) -> int:
             collected += objects
             if args.output in ("", "wide"):
                 if objects:
-                    chunks.append(printers.table(kind, objects, now, wide=args.output == "wide", all_namespaces=args.all_namespaces, cluster=cluster))
+                    chunks.append(
+                        printers.table(
+                            kind,
+                            objects,
+                            now,
+                            wide=args.output == "wide",
+                            all_namespaces=args.all_namespaces,
+                            cluster=cluster,
+                            label_columns=[k for v in args.label_columns for k in v.split(",") if k],
+                            show_labels=args.show_labels,
+                        )
+                    )
         if args.output == "json":
             _out(printers.as_json(collected, single=len(names) == 1))
         elif args.output == "yaml":
@@ -225,7 +254,7 @@ def cmd_log(args: argparse.Namespace) -> int:
     with _store(args) as store:
         for raw in store.read_raw(args.since):
             event = ev.decode(raw)
-            if event.position <= args.since:
+            if event.position <= args.since or (args.by and event.by != args.by):
                 continue
             if args.output == "json":
                 sys.stdout.write(raw.decode() + "\n")
@@ -250,6 +279,10 @@ def cmd_why(args: argparse.Namespace) -> int:
         text = explain(trail, cluster, kind, namespace, name)
         if text is None:
             raise UserError(f"error: nothing was ever recorded about {kind} {namespace + '/' if namespace else ''}{name}")
+        workload = cluster.get(kind, namespace, name)
+        stuck = rollouts.blocker(cluster, workload) if workload is not None else ""
+        if stuck:
+            text += f"\n\nnow ({cluster.now.isoformat().replace('+00:00', 'Z') if cluster.now else '-'}): {stuck}"
         _out(text)
         audit_trail.save(store, trail)
     return 0
@@ -311,6 +344,7 @@ def build_parser() -> Parser:
 
     p = sub.add_parser("replay", parents=[common], help="ingest a history and run it to rest")
     p.add_argument("history")
+    p.add_argument("--lines", default="", metavar="N[-M]", help="replay only these lines of the file (the whole file is still checked)")
     p.add_argument("--settle", default="1h", help="how much virtual time may pass after the last operation while timers still fire (default 1h)")
     p.set_defaults(func=cmd_replay)
 
@@ -326,6 +360,8 @@ def build_parser() -> Parser:
     p.add_argument("-A", "--all-namespaces", action="store_true")
     p.add_argument("-l", "--selector", default="")
     p.add_argument("-o", "--output", default="", choices=["", "wide", "json", "yaml", "name"])
+    p.add_argument("-L", "--label-columns", action="append", default=[], metavar="KEY[,KEY]", help="a column per label key")
+    p.add_argument("--show-labels", action="store_true", help="a LABELS column")
     p.set_defaults(func=cmd_get)
 
     p = sub.add_parser("describe", parents=[common, scoped], help="show one object in detail")
@@ -345,6 +381,7 @@ def build_parser() -> Parser:
     p = sub.add_parser("log", parents=[common], help="the event log, one event a line")
     p.add_argument("-o", "--output", default="", choices=["", "json"])
     p.add_argument("--since", type=int, default=0, help="only events after this position")
+    p.add_argument("--by", default="", metavar="ACTOR", help="only events recorded by this actor (statefulset-controller, kubectl, ...)")
     p.set_defaults(func=cmd_log)
 
     p = sub.add_parser("why", parents=[common, scoped], help="the decisions that created, changed or deleted an object")

@@ -619,8 +619,13 @@ def table(
     all_namespaces: bool = False,
     cluster: Cluster | None = None,
     with_kind: bool = False,
+    label_columns: Sequence[str] = (),
+    show_labels: bool = False,
 ) -> str:
     """`kubectl get KIND` (or `-o wide`): headers and one row per object, in the given order.
+
+    `label_columns` (`-L`) adds one column per label key, headed by the key's last path segment
+    in capitals; `show_labels` (`--show-labels`) adds LABELS, as kubectl's table printer does.
 
     `all_namespaces` adds kubectl's NAMESPACE column (never for cluster-scoped kinds, like
     `kubectl get nodes -A`); `with_kind` prefixes names with `kind.group/`, as kubectl does
@@ -638,6 +643,14 @@ def table(
         if with_kind:
             row[0] = f"{_group_kind(API_VERSIONS[kind], kind)}/{row[0]}"
         rows.append(row)
+    for key in label_columns:
+        header.append(key.split("/")[-1].upper())
+        for obj, row in zip(objects, rows, strict=True):
+            row.append(obj.metadata.labels.get(key, ""))
+    if show_labels:
+        header.append("LABELS")
+        for obj, row in zip(objects, rows, strict=True):
+            row.append(",".join(f"{k}={v}" for k, v in sorted(obj.metadata.labels.items())) or "<none>")
     if all_namespaces and kind not in CLUSTER_SCOPED:
         header = ["NAMESPACE", *header]
         rows = [[obj.metadata.namespace, *row] for obj, row in zip(objects, rows, strict=True)]

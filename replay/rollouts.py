@@ -18,6 +18,7 @@ from engine.objects import (
 )
 from engine.rollback import revisions, template_of
 from engine.state import Cluster
+from engine.statefulset import blocking_pod
 
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 _GROUP = {"DaemonSet": "daemonset.apps", "StatefulSet": "statefulset.apps", "Deployment": "deployment.apps"}
@@ -66,10 +67,22 @@ def status(cluster: Cluster, workload: KubeObject) -> tuple[str, bool]:
     if isinstance(workload, DaemonSet):
         return _daemonset_status(workload)
     if isinstance(workload, StatefulSet):
-        return _statefulset_status(workload)
+        text, done = _statefulset_status(workload)
+        stuck = blocker(cluster, workload)
+        return (f"{text}\n{stuck}" if stuck and not done else text), done
     if isinstance(workload, Deployment):
         return _deployment_status(workload)
     raise RolloutError(f"no status viewer for {kind_of(workload)}")
+
+
+def blocker(cluster: Cluster, workload: KubeObject) -> str:
+    """A line saying which pod the controller is waiting for, when it is waiting for one."""
+    if isinstance(workload, StatefulSet) and cluster.now is not None:
+        found = blocking_pod(workload, cluster, cluster.now)
+        if found is not None:
+            pod, why = found
+            return f"blocked on pod {pod}: {why}"
+    return ""
 
 
 def _daemonset_status(ds: DaemonSet) -> tuple[str, bool]:
