@@ -84,6 +84,7 @@ class KubeletPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     ready_after_seconds: float = 0.0
     fail_images: list[str] = msgspec.field(default_factory=list)
     never_ready_images: list[str] = msgspec.field(default_factory=list)
+    reject_images: list[str] = msgspec.field(default_factory=list)
 
 
 class KubeletConfigured(Event, kw_only=True):

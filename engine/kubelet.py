@@ -1,8 +1,13 @@
 """The simulated kubelets: start bound pods per the recorded policy, confirm terminations.
 
-Policy (the `kubelet` operation) applies to pods started from then on: an image in `failImages`
-makes the pod Failed, one in `neverReadyImages` leaves it Running and not Ready, otherwise it is
-Running and becomes Ready `readyAfter` after it started (a recorded timer). In `recorded` mode
+Policy (the `kubelet` operation) applies to pods started from then on:
+- an image in `rejectImages`: the kubelet rejects the pod at admission, and it goes Failed
+  whatever its restartPolicy (as OutOfcpu or a NodeAffinity mismatch do);
+- an image in `failImages`: its container exits; under restartPolicy Never the pod goes Failed,
+  otherwise the kubelet restarts it and the pod stays Running and never Ready
+  (CrashLoopBackOff), as a real kubelet does: controllers' pods never fail because of an image;
+- an image in `neverReadyImages`: Running, never Ready;
+- otherwise Running, Ready `readyAfter` after it started (a recorded timer). In `recorded` mode
 nothing is started; only `pod-status` operations move pods. Terminating pods are confirmed gone
 at the same instant in both modes (no grace period is modelled).
 """
@@ -26,6 +31,20 @@ def _conditions(status: PodStatus, ready: bool, now: datetime, reason: str = "")
     status = with_condition(status, "Initialized", "True", now)
     status = with_condition(status, "ContainersReady", value, now, reason=why)
     return with_condition(status, "Ready", value, now, reason=why)
+
+
+def _crash_looping(pod: Pod, failing: list[str]) -> list[dict]:
+    """containerStatuses as `kubectl get pods` reads them: failing containers in CrashLoopBackOff."""
+    return [
+        {
+            "name": c.name,
+            "image": c.image,
+            "ready": False,
+            "restartCount": 0,
+            "state": {"waiting": {"reason": "CrashLoopBackOff"}} if c.image in failing else {"running": {}},
+        }
+        for c in pod.spec.containers
+    ]
 
 
 class Kubelet:
@@ -71,8 +90,26 @@ class Kubelet:
         images = [c.image for c in pod.spec.containers]
         status = pod.status
         if status.phase in ("", "Pending"):
+            rejected = sorted(set(images) & set(policy.reject_images))
+            if rejected:
+                # mirrors a kubelet admission failure (OutOfcpu, NodeAffinity, ...): Failed whatever restartPolicy
+                failed = replace(
+                    _conditions(status, False, now, "PodFailed"),
+                    phase="Failed",
+                    reason="UnexpectedAdmissionError",
+                    message=f"Pod was rejected: image {rejected[0]} is in rejectImages",
+                )
+                return [
+                    cmd.SetPodStatus(
+                        namespace=ns,
+                        name=name,
+                        status=failed,
+                        reason="pod-rejected",
+                        message=f"kubelet on {node} rejected the pod at admission: image {rejected[0]} is in rejectImages",
+                    )
+                ]
             failing = sorted(set(images) & set(policy.fail_images))
-            if failing:
+            if failing and pod.spec.restart_policy == "Never":
                 failed = replace(_conditions(status, False, now, "PodFailed"), phase="Failed", start_time=now, reason="Error")
                 return [
                     cmd.SetPodStatus(
@@ -80,7 +117,28 @@ class Kubelet:
                         name=name,
                         status=failed,
                         reason="image-failed",
-                        message=f"kubelet on {node} started the pod and it failed: image {failing[0]} is in failImages",
+                        message=f"kubelet on {node} started the pod and it failed: image {failing[0]} is in failImages and restartPolicy is Never",
+                    )
+                ]
+            if failing:
+                # restartPolicy Always/OnFailure: the kubelet restarts the container, it never goes Failed
+                crashing = replace(
+                    _conditions(status, False, now),
+                    phase="Running",
+                    start_time=now,
+                    unmodeled={**status.unmodeled, "containerStatuses": _crash_looping(pod, failing)},
+                )
+                return [
+                    cmd.SetPodStatus(
+                        namespace=ns,
+                        name=name,
+                        status=crashing,
+                        reason="image-failed",
+                        message=(
+                            f"kubelet on {node} started the pod; image {failing[0]} is in failImages, so its container "
+                            f"keeps exiting and restartPolicy {pod.spec.restart_policy or 'Always'} restarts it "
+                            "(CrashLoopBackOff): Running, never Ready"
+                        ),
                     )
                 ]
             running = replace(status, phase="Running", start_time=now)

@@ -376,7 +376,9 @@ def describe_policy(policy: ev.KubeletPolicy) -> str:
         return "simulated kubelets off: only pod-status operations move pods"
     parts = [f"pods become Ready {policy.ready_after_seconds:g}s after they start"]
     if policy.fail_images:
-        parts.append(f"images {', '.join(policy.fail_images)} fail")
+        parts.append(f"images {', '.join(policy.fail_images)} fail (CrashLoopBackOff, or Failed under restartPolicy Never)")
+    if policy.reject_images:
+        parts.append(f"pods with images {', '.join(policy.reject_images)} are rejected at admission (Failed)")
     if policy.never_ready_images:
         parts.append(f"images {', '.join(policy.never_ready_images)} never become Ready")
     return "; ".join(parts)

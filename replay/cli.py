@@ -16,6 +16,7 @@ from typing import NoReturn
 import yaml
 
 from engine import events as ev
+from engine.loop import LoopError
 from engine.objects import CLUSTER_SCOPED, KubeObject, ObjectDecodeError, decode_object
 from engine.operations import Apply, Rejected, RolloutUndo
 from engine.selectors import SelectorError, parse
@@ -399,6 +400,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except UserError as exc:
         sys.stderr.write(f"{exc}\n")
+        return 1
+    except LoopError as exc:
+        # e.g. a ReplicaSet whose every pod the kubelet rejects: upstream loops forever too
+        sys.stderr.write(
+            f"error: the controllers never came to rest: {exc}. Nothing was appended; "
+            "the history keeps them creating and deleting at one instant (see rejectImages in the README).\n"
+        )
         return 1
     except BrokenPipeError:
         return 0

@@ -97,6 +97,7 @@ class KubeletLine(Line, tag="kubelet", kw_only=True):
     ready_after: str = "0s"
     fail_images: list[str] = msgspec.field(default_factory=list)
     never_ready_images: list[str] = msgspec.field(default_factory=list)
+    reject_images: list[str] = msgspec.field(default_factory=list)
     mode: str = "simulated"
 
 
@@ -242,6 +243,7 @@ def to_operation(line: AnyLine, number: int) -> op.AnyOperation:
                 ready_after_seconds=ready_after,
                 fail_images=sorted(set(line.fail_images)),
                 never_ready_images=sorted(set(line.never_ready_images)),
+                reject_images=sorted(set(line.reject_images)),
             )
             return op.ConfigureKubelet(policy=policy, **common)
         case AdvanceLine():

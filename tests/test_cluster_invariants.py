@@ -445,15 +445,17 @@ class ClusterMachine(RuleBasedStateMachine):
         ready_after=st.sampled_from([0.0, 5.0]),
         fail=st.lists(st.sampled_from(IMAGES), unique=True, max_size=1),
         never_ready=st.lists(st.sampled_from(IMAGES), unique=True, max_size=1),
+        reject=st.lists(st.sampled_from(IMAGES), unique=True, max_size=1),
     )
     def configure_kubelet(
-        self, mode: str, ready_after: float, fail: list[str], never_ready: list[str]
+        self, mode: str, ready_after: float, fail: list[str], never_ready: list[str], reject: list[str]
     ) -> None:
         policy = KubeletPolicy(
             mode=mode,
             ready_after_seconds=ready_after,
             fail_images=sorted(fail),
             never_ready_images=sorted(never_ready),
+            reject_images=sorted(reject),
         )
         self.run(op.ConfigureKubelet(at=self.now, policy=policy))
 
@@ -1041,8 +1043,12 @@ def test_kubectl_apply_on_an_existing_pod(
     [
         pytest.param({}, "Running", True, "pod-started", id="default-policy-is-running-and-ready"),
         pytest.param(
-            {"fail_images": ["nginx:1.27"]}, "Failed", False, "image-failed",
-            id="an-image-in-failimages-fails-the-pod",
+            {"fail_images": ["nginx:1.27"]}, "Running", False, "image-failed",
+            id="an-image-in-failimages-crash-loops-under-restart-policy-always",
+        ),
+        pytest.param(
+            {"reject_images": ["nginx:1.27"]}, "Failed", False, "pod-rejected",
+            id="an-image-in-rejectimages-is-rejected-at-admission-and-fails-the-pod",
         ),
         pytest.param(
             {"never_ready_images": ["nginx:1.27"]}, "Running", False, "never-ready",

@@ -1598,7 +1598,7 @@ def test_the_log_says_why_each_daemon_pod_was_created_or_deleted() -> None:
     t += timedelta(seconds=10)
     ops += [op.Patch(at=t, kind="Node", namespace="", name="n2", merge={"metadata": {"labels": {"pool": "b"}}})]
     t += timedelta(seconds=10)
-    ops += [op.ConfigureKubelet(at=t, policy=KubeletPolicy(fail_images=["foo/bad"]))]
+    ops += [op.ConfigureKubelet(at=t, policy=KubeletPolicy(reject_images=["foo/bad"]))]
     ops += [op.Patch(at=t, kind="DaemonSet", namespace=NS, name="foo", merge=image("foo/bad"))]
     engine = Engine()
     engine.run(ops)
@@ -1691,7 +1691,7 @@ def test_a_failed_daemon_pod_is_reported_as_a_warning() -> None:
     """podsShouldBeOnNode: Eventf(ds, Warning, "FailedDaemonPod", "Found failed daemon pod %s/%s
     on node %s, will try to kill it")."""
     engine = Engine()
-    engine.run([op.ConfigureKubelet(at=T0, policy=KubeletPolicy(fail_images=["foo/bar"])),
+    engine.run([op.ConfigureKubelet(at=T0, policy=KubeletPolicy(reject_images=["foo/bar"])),
                 op.Apply(at=T0, object=decode_object(node_manifest("n1"))),
                 op.Apply(at=T0, object=decode_object(ds_manifest(strategy=ROLLING)))])
     warnings = [e for e in engine.take_events() if isinstance(e, ev.WarningRecorded)]

@@ -364,7 +364,7 @@ class DaemonSetMachine(RuleBasedStateMachine):
         for name, (labels, taints) in zip(NODE_NAMES, nodes, strict=False):
             self.run(op.Apply(at=self.now, object=node(name, labels, taints)))
         if fail:
-            self.run(op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(fail_images=fail)))
+            self.run(op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(reject_images=fail)))
         self.run(op.Apply(at=self.now, object=data.draw(DAEMONSETS, label="DaemonSet")))
 
     @precondition(lambda self: len(self.nodes()) < len(NODE_NAMES))
@@ -418,7 +418,7 @@ class DaemonSetMachine(RuleBasedStateMachine):
         fail=st.lists(st.sampled_from(IMAGES), unique=True, max_size=1),
     )
     def configure_kubelet(self, ready_after: float, fail: list[str]) -> None:
-        self.run(op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(ready_after_seconds=ready_after, fail_images=fail)))
+        self.run(op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(ready_after_seconds=ready_after, reject_images=fail)))
 
     @precondition(lambda self: self.ds() is not None)
     @rule(data=st.data())
