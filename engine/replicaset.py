@@ -1,0 +1,506 @@
+"""The ReplicaSet controller: keep `spec.replicas` active pods, report how many are ready.
+
+`reconcile_replicaset(rs, cluster, now)` is pure and mirrors `syncReplicaSet` in
+pkg/controller/replicaset/replica_set.go: `FilterActivePods` (terminal and terminating pods no
+longer count), `claimPods`, `manageReplicas` (creates in `slowStartBatch` batches 1, 2, 4, ...,
+at most `BurstReplicas` creates or deletes a sync, deletions chosen by `getPodsToDelete`), then
+`calculateStatus` / `updateReplicaSetStatus` (replica_set_utils.go). It serves standalone
+ReplicaSets and those a Deployment owns alike; a ReplicaSet being deleted only reports status,
+its pods are the garbage collector's.
+
+Deliberate differences from upstream:
+
+- Expectations (`UIDTrackingControllerExpectations`) are not modelled: the loop observes its own
+  creates and deletes at once, so the next sync always sees them and a second sync never repeats
+  work (what expectations exist to prevent). Upstream tests that count what a sync does *while
+  expectations are pending* (TestSyncReplicaSetDormancy's middle step, TestControllerBurstReplicas'
+  "the controller sleeps until it observes every pod", TestRSSyncExpectations,
+  TestDeleteControllerAndExpectations, TestExpectationsOnRecreate) therefore check the counts
+  and the final state, not the sleeping.
+- Creates cannot fail here (no quota, no terminating namespaces), so the `ReplicaFailure`
+  condition is never set; a stale one is removed as `calculateStatus` does without an error.
+- The sort of `getPodsToDelete` is Go's `sort.Sort` (not stable) over `ActivePodsWithRanks`; here
+  it is Python's stable sort over the same comparison, fed pods in name order, with the pod name
+  as the last tie-break, so equal pods go in a fixed order.
+- `status.terminatingReplicas` (DeploymentReplicaSetTerminatingReplicas gate) is not modelled.
+- minReadySeconds: when ready and available counts differ, the sync asks to be woken when the
+  earliest ready-but-not-available pod becomes available, at readySince + minReadySeconds + 1s
+  (the second mirrors updatePod's `enqueueRSAfter(minReadySeconds + 1s)`; availability is a strict
+  `<`, so a wake-up at exactly readySince + minReadySeconds would still see it unavailable).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from functools import cmp_to_key
+
+from engine import commands as cmd
+from engine import events as ev
+from engine.objects import (
+    KubeObject,
+    ObjectMeta,
+    OwnerReference,
+    Pod,
+    ReplicaSet,
+    ReplicaSetStatus,
+    replace,
+)
+from engine.ownership import claim, controller_ref, owner_ref_to
+from engine.pods import is_available, is_ready, ready_since
+from engine.selectors import Selector, SelectorError, from_label_selector
+from engine.state import Cluster
+
+NAME = "replicaset-controller"
+BURST_REPLICAS = 500  # mirrors BurstReplicas in replica_set.go
+SLOW_START_INITIAL_BATCH_SIZE = 1  # mirrors controller.SlowStartInitialBatchSize
+POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+REPLICA_FAILURE = "ReplicaFailure"
+MAX_NAME_LENGTH = 253
+# mirrors podPhaseToOrdinal; a phase not in the map (e.g. "") counts as 0, as a Go map lookup does
+PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+
+
+# --- predicates ---------------------------------------------------------------------------------
+
+
+def is_active(pod: Pod) -> bool:
+    """Mirrors controller.IsPodActive: not Succeeded, not Failed, not being deleted."""
+    return pod.status.phase not in ("Succeeded", "Failed") and pod.metadata.deletion_timestamp is None
+
+
+def deletion_cost(pod: Pod) -> int:
+    """Mirrors helper.GetDeletionCostFromPodAnnotations: an int32, 0 when absent or invalid."""
+    value = pod.metadata.annotations.get(POD_DELETION_COST)
+    if value is None:
+        return 0
+    # validFirstDigit: no leading '+', no leading zeros
+    if not value or not (value[0] == "-" or value == "0" or "1" <= value[0] <= "9"):
+        return 0
+    try:
+        number = int(value, 10)
+    except ValueError:
+        return 0
+    if value.strip() != value or "_" in value or not -(2**31) <= number < 2**31:
+        return 0
+    return number
+
+
+def max_container_restarts(pod: Pod) -> int:
+    """Mirrors maxContainerRestarts; containerStatuses are kept unmodeled on PodStatus."""
+    statuses = pod.status.unmodeled.get("containerStatuses") or []
+    counts = [s.get("restartCount", 0) for s in statuses if isinstance(s, dict)]
+    return max([0, *(c for c in counts if isinstance(c, int))])
+
+
+def _nanoseconds(delta: timedelta) -> int:
+    return (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
+
+
+def log_bucket(moment: datetime, now: datetime) -> int:
+    """Mirrors logarithmicRankDiff's rank: int64(log2(now - t in ns)), -1 when not in the past."""
+    elapsed = _nanoseconds(now - moment)
+    return int(math.log2(float(elapsed))) if elapsed > 0 else -1
+
+
+# --- the deletion order -------------------------------------------------------------------------
+
+
+def compare_for_deletion(
+    a: Pod, rank_a: int, b: Pod, rank_b: int, now: datetime | None, *, deletion_costs: bool = True
+) -> tuple[int, str]:
+    """Mirrors ActivePodsWithRanks.Less: (-1 when `a` goes first, 1 when `b` does, 0 when equal)
+    and why, phrased about the pod that goes first. `now` None compares times unscaled (upstream's
+    zero Now, and LogarithmicScaleDown off); `deletion_costs` False is the PodDeletionCost gate off.
+    """
+    node_a, node_b = a.spec.node_name, b.spec.node_name
+    # 1. unassigned < assigned
+    if node_a != node_b and (not node_a or not node_b):
+        return (-1 if not node_a else 1), "is not scheduled to a node"
+    # 2. Pending < Unknown < Running
+    phase_a, phase_b = PHASE_ORDINAL.get(a.status.phase, 0), PHASE_ORDINAL.get(b.status.phase, 0)
+    if phase_a != phase_b:
+        first = a if phase_a < phase_b else b
+        other = b if first is a else a
+        return (-1 if first is a else 1), f"is {first.status.phase or 'Pending'} (the other is {other.status.phase or 'Pending'})"
+    # 3. not ready < ready
+    ready_a, ready_b = is_ready(a), is_ready(b)
+    if ready_a != ready_b:
+        return (-1 if not ready_a else 1), "is not ready"
+    # 4. lower pod-deletion-cost first
+    if deletion_costs:
+        cost_a, cost_b = deletion_cost(a), deletion_cost(b)
+        if cost_a != cost_b:
+            low, high = min(cost_a, cost_b), max(cost_a, cost_b)
+            return (-1 if cost_a < cost_b else 1), f"has the lower {POD_DELETION_COST} ({low} < {high})"
+    # 5. doubled up < not doubled up: more related pods on the same node first
+    if rank_a != rank_b:
+        first_rank, node = (rank_a, node_a) if rank_a > rank_b else (rank_b, node_b)
+        where = f"node {node}" if node else "no node"
+        return (-1 if rank_a > rank_b else 1), (
+            f"shares {where} with {first_rank} related pods (the other {min(rank_a, rank_b)})"
+        )
+    # 6. ready for less time first (log2 buckets under LogarithmicScaleDown)
+    if ready_a and ready_b:
+        since_a, since_b = ready_since(a), ready_since(b)
+        if since_a != since_b:
+            return _later_first(a, since_a, b, since_b, now, "became ready")
+    # 7. more container restarts first
+    restarts_a, restarts_b = max_container_restarts(a), max_container_restarts(b)
+    if restarts_a != restarts_b:
+        return (-1 if restarts_a > restarts_b else 1), (
+            f"has more container restarts ({max(restarts_a, restarts_b)} > {min(restarts_a, restarts_b)})"
+        )
+    # 8. newer first (log2 buckets under LogarithmicScaleDown)
+    created_a, created_b = a.metadata.creation_timestamp, b.metadata.creation_timestamp
+    if created_a != created_b:
+        return _later_first(a, created_a, b, created_b, now, "was created")
+    return 0, "ties with the other on every rule"
+
+
+def _later_first(
+    a: Pod, t_a: datetime | None, b: Pod, t_b: datetime | None, now: datetime | None, what: str
+) -> tuple[int, str]:
+    """Rules 6 and 8: the later (or unset) time first; under log scale, by log2 bucket of the
+    time elapsed, and within one bucket by uid (upstream's pseudorandom order). Upstream returns
+    here either way: pods in one bucket with equal uids are equal, later rules are not looked at."""
+    if now is None or t_a is None or t_b is None:
+        # mirrors afterOrZero: a zero time first, else the later one
+        a_first = t_a is None if (t_a is None or t_b is None) else t_a > t_b
+        return (-1 if a_first else 1), f"{what} later (or never recorded when)"
+    bucket_a, bucket_b = log_bucket(t_a, now), log_bucket(t_b, now)
+    if bucket_a == bucket_b:
+        uid_a, uid_b = a.metadata.uid, b.metadata.uid
+        if uid_a == uid_b:
+            return 0, f"{what} in the same log2 time bucket ({bucket_a}) with the same uid"
+        return (-1 if uid_a < uid_b else 1), (
+            f"{what} in the same log2 time bucket ({bucket_a}) as the other and has the lower uid"
+        )
+    return (-1 if bucket_a < bucket_b else 1), (
+        f"{what} more recently (log2 nanoseconds-ago bucket {min(bucket_a, bucket_b)} < {max(bucket_a, bucket_b)})"
+    )
+
+
+def sort_for_deletion(
+    pods: Sequence[Pod], ranks: Sequence[int], now: datetime | None, *, deletion_costs: bool = True
+) -> list[tuple[Pod, int]]:
+    """Pods in ActivePodsWithRanks order, the first to delete first; names break ties."""
+
+    def cmp(x: tuple[Pod, int], y: tuple[Pod, int]) -> int:
+        order, _ = compare_for_deletion(x[0], x[1], y[0], y[1], now, deletion_costs=deletion_costs)
+        if order:
+            return order
+        return (x[0].metadata.name > y[0].metadata.name) - (x[0].metadata.name < y[0].metadata.name)
+
+    return sorted(zip(pods, ranks, strict=True), key=cmp_to_key(cmp))
+
+
+def sort_active_pods(pods: Sequence[Pod]) -> list[Pod]:
+    """Mirrors sort.Sort(controller.ActivePods): the same rules without deletion cost, ranks or
+    log scale."""
+    return [p for p, _ in sort_for_deletion(pods, [0] * len(pods), None, deletion_costs=False)]
+
+
+def ranks_by_related_pods(pods: Sequence[Pod], related: Sequence[Pod]) -> list[int]:
+    """Mirrors getPodsRankedByRelatedPodsOnSameNode: active related pods on the pod's node
+    (unscheduled pods share the node "")."""
+    on_node: dict[str, int] = {}
+    for pod in related:
+        if is_active(pod):
+            on_node[pod.spec.node_name] = on_node.get(pod.spec.node_name, 0) + 1
+    return [on_node.get(p.spec.node_name, 0) for p in pods]
+
+
+def pods_to_delete(
+    pods: Sequence[Pod], related: Sequence[Pod], diff: int, now: datetime | None
+) -> list[tuple[Pod, str]]:
+    """Mirrors getPodsToDelete: the first `diff` pods in deletion order, each with why it goes
+    before the first pod that stays. Deleting them all needs no sort (upstream keeps list order)."""
+    if diff >= len(pods):
+        return [(p, f"pod {p.metadata.name} goes with every other active pod") for p in pods[:diff]]
+    ranked = sort_for_deletion(pods, ranks_by_related_pods(pods, related), now)
+    keep, keep_rank = ranked[diff]
+    kept = keep.metadata.name
+    out = []
+    for pod, rank in ranked[:diff]:
+        order, why = compare_for_deletion(pod, rank, keep, keep_rank, now)
+        name = pod.metadata.name
+        if order:
+            out.append((pod, f"pod {name} {why}, unlike {kept}, the first pod kept"))
+        else:
+            out.append((pod, f"pod {name} ties with {kept}, the first pod kept, on every rule; its name sorts first"))
+    return out
+
+
+# --- the controller -----------------------------------------------------------------------------
+
+
+def _key(obj: KubeObject) -> str:
+    return f"{obj.metadata.namespace}/{obj.metadata.name}"
+
+
+def _resolve(cluster: Cluster, namespace: str, ref: OwnerReference | None) -> str | None:
+    """Mirrors resolveControllerRef: the ReplicaSet a controllerRef names, if it is still that one."""
+    if ref is None or ref.kind != "ReplicaSet":
+        return None
+    rs = cluster.get("ReplicaSet", namespace, ref.name)
+    if rs is None or rs.metadata.uid != ref.uid:
+        return None
+    return f"{namespace}/{ref.name}"
+
+
+def _selecting(cluster: Cluster, pod: KubeObject) -> list[str]:
+    """Mirrors getPodReplicaSets: every ReplicaSet in the pod's namespace whose selector matches."""
+    if not pod.metadata.labels:
+        return []  # GetPodReplicaSets: a pod without labels belongs to no ReplicaSet
+    keys = []
+    for rs in cluster.list("ReplicaSet", pod.metadata.namespace):
+        if not isinstance(rs, ReplicaSet):
+            continue
+        try:
+            selector = from_label_selector(rs.spec.selector)
+        except SelectorError:
+            continue
+        # GetPodReplicaSets skips empty selectors (they would select everything)
+        if not selector.empty() and selector.matches(pod.metadata.labels):
+            keys.append(_key(rs))
+    return keys
+
+
+class ReplicaSetController:
+    name = NAME
+
+    def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.ObjectEvent):
+            obj = event.object
+            if isinstance(obj, ReplicaSet):
+                return (_key(obj),)  # mirrors addRS / updateRS
+            if isinstance(obj, Pod):
+                return _pod_keys(obj, before if isinstance(before, Pod) else None, cluster)
+        elif isinstance(event, ev.ObjectDeleted) and event.kind == "Pod":
+            # mirrors deletePod: only the controller cares
+            ref = next((r for r in event.owner_references if r.controller), None)
+            key = _resolve(cluster, event.namespace, ref)
+            return (key,) if key else ()
+        return ()
+
+    def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
+        ns, _, name = key.partition("/")
+        rs = cluster.get("ReplicaSet", ns, name)
+        if not isinstance(rs, ReplicaSet):
+            return []
+        return reconcile_replicaset(rs, cluster, now)
+
+
+def _pod_keys(pod: Pod, old: Pod | None, cluster: Cluster) -> list[str]:
+    """Mirrors addPod and updatePod (a pod with a deletionTimestamp goes to deletePod)."""
+    ns = pod.metadata.namespace
+    keys: list[str] = []
+
+    def add(key: str | None) -> None:
+        if key and key not in keys:
+            keys.append(key)
+
+    ref = controller_ref(pod)
+    if old is None:  # addPod
+        if pod.metadata.deletion_timestamp is not None or ref is not None:
+            add(_resolve(cluster, ns, ref))
+            return keys
+        return _selecting(cluster, pod)
+    labels_changed = pod.metadata.labels != old.metadata.labels
+    if pod.metadata.deletion_timestamp is not None:
+        add(_resolve(cluster, ns, ref))
+        if labels_changed:
+            add(_resolve(cluster, ns, controller_ref(old)))
+        return keys
+    old_ref = controller_ref(old)
+    ref_changed = ref != old_ref
+    if ref_changed and old_ref is not None:
+        add(_resolve(cluster, ns, old_ref))  # the old controller syncs too
+    if ref is not None:
+        add(_resolve(cluster, ns, ref))
+        return keys
+    if labels_changed or ref_changed:
+        for key in _selecting(cluster, pod):
+            add(key)
+    return keys
+
+
+def reconcile_replicaset(rs: ReplicaSet, cluster: Cluster, now: datetime) -> list[cmd.Command]:
+    """Everything one syncReplicaSet of `rs` decides, as commands."""
+    try:
+        selector = from_label_selector(rs.spec.selector)
+    except SelectorError:
+        return []  # upstream: HandleError, no requeue
+    claimed, adoptions = claim(cluster, rs, "Pod", selector)
+    # upstream claims among FilterActivePods only: inactive pods are neither adopted nor released
+    active = [p for p in claimed if isinstance(p, Pod) and is_active(p)]
+    commands: list[cmd.Command] = [
+        c for c in adoptions if isinstance(c, cmd.UpdateObject) and isinstance(c.object, Pod) and is_active(c.object)
+    ]
+    if rs.metadata.deletion_timestamp is None:
+        commands += _manage_replicas(rs, active, cluster, now)
+    status = calculate_status(rs, active, now)
+    if status != rs.status:
+        replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
+        commands.append(
+            cmd.UpdateStatus(
+                object=replace(rs, status=status),
+                reason="status",
+                message=(
+                    f"replicas {status.replicas} (desired {replicas}), fully labeled {status.fully_labeled_replicas}, "
+                    f"ready {status.ready_replicas}, available {status.available_replicas}, "
+                    f"observedGeneration {status.observed_generation}"
+                ),
+            )
+        )
+    commands += _availability_timer(rs, active, status, now)
+    return commands
+
+
+def calculate_status(rs: ReplicaSet, active: Sequence[Pod], now: datetime) -> ReplicaSetStatus:
+    """Mirrors calculateStatus (no manageReplicas error is possible here) with
+    updateReplicaSetStatus' observedGeneration."""
+    template_labels = rs.spec.template.metadata.labels
+    fully_labeled = ready = available = 0
+    for pod in active:
+        labels = pod.metadata.labels
+        if all(labels.get(k) == v for k, v in template_labels.items()):
+            fully_labeled += 1
+        if is_ready(pod):
+            ready += 1
+            if is_available(pod, rs.spec.min_ready_seconds, now):
+                available += 1
+    conditions = [c for c in rs.status.conditions if c.type != REPLICA_FAILURE]
+    return replace(
+        rs.status,
+        replicas=len(active),
+        fully_labeled_replicas=fully_labeled,
+        ready_replicas=ready,
+        available_replicas=available,
+        observed_generation=rs.metadata.generation,
+        conditions=conditions,
+    )
+
+
+def slow_start_batches(count: int, initial: int = SLOW_START_INITIAL_BATCH_SIZE) -> list[int]:
+    """Mirrors slowStartBatch's batch sizes when every call succeeds: 1, 2, 4, ... summing to count."""
+    sizes = []
+    remaining = count
+    size = min(remaining, initial)
+    while size > 0:
+        sizes.append(size)
+        remaining -= size
+        size = min(2 * size, remaining)
+    return sizes
+
+
+def new_pod(rs: ReplicaSet) -> Pod:
+    """Mirrors controller.GetPodFromTemplate with the ReplicaSet's controllerRef."""
+    template = rs.spec.template
+    name = rs.metadata.name
+    # mirrors getPodsPrefix: the dash only when the prefix is still a valid name
+    prefix = f"{name}-" if len(name) + 1 <= MAX_NAME_LENGTH else name
+    return Pod(
+        metadata=ObjectMeta(
+            generate_name=prefix,
+            namespace=rs.metadata.namespace,
+            labels=dict(template.metadata.labels),
+            annotations=dict(template.metadata.annotations),
+            finalizers=list(template.metadata.finalizers),
+            owner_references=[owner_ref_to(rs)],
+        ),
+        spec=template.spec,
+    )
+
+
+def _manage_replicas(rs: ReplicaSet, active: list[Pod], cluster: Cluster, now: datetime) -> list[cmd.Command]:
+    """Mirrors manageReplicas."""
+    replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
+    diff = len(active) - replicas
+    if diff < 0:
+        wanted = -diff
+        count = min(wanted, BURST_REPLICAS)
+        later = f"; {wanted - count} more in the next sync (burst {BURST_REPLICAS})" if wanted > count else ""
+        commands: list[cmd.Command] = []
+        for number, size in enumerate(slow_start_batches(count), start=1):
+            for _ in range(size):
+                commands.append(
+                    cmd.CreateObject(
+                        object=new_pod(rs),
+                        reason="too-few-replicas",
+                        message=(
+                            f"{len(active)} active pods of {replicas} desired: creating {count} "
+                            f"(slow-start batch #{number}, {size} pod{'s' if size != 1 else ''}){later}"
+                        ),
+                    )
+                )
+        return commands
+    if diff > 0:
+        count = min(diff, BURST_REPLICAS)
+        later = f"; {diff - count} more in the next sync (burst {BURST_REPLICAS})" if diff > count else ""
+        related = related_pods(rs, cluster)
+        chosen = pods_to_delete(active, related, count, now)
+        return [
+            cmd.delete_of(
+                pod,
+                "too-many-replicas",
+                f"scale down from {len(active)} to {replicas}: {why} (ranked {i} of {len(active)}){later}",
+            )
+            for i, (pod, why) in enumerate(chosen, start=1)
+        ]
+    return []
+
+
+def related_pods(rs: ReplicaSet, cluster: Cluster) -> list[Pod]:
+    """Mirrors getIndirectlyRelatedPods: pods selected by any ReplicaSet with the same controller
+    (this one included; a ReplicaSet with no controller has none, as upstream)."""
+    ref = controller_ref(rs)
+    if ref is None:
+        return []
+    siblings = [
+        s
+        for s in cluster.by_owner(ref.uid, "ReplicaSet")
+        if isinstance(s, ReplicaSet) and (r := controller_ref(s)) is not None and r.uid == ref.uid
+    ]
+    seen: set[str] = set()
+    out: list[Pod] = []
+    for sibling in siblings:
+        try:
+            selector: Selector = from_label_selector(sibling.spec.selector)
+        except SelectorError:
+            continue  # an invalid selector matches no pods
+        for pod in cluster.list("Pod", sibling.metadata.namespace):
+            if isinstance(pod, Pod) and pod.metadata.uid not in seen and selector.matches(pod.metadata.labels):
+                seen.add(pod.metadata.uid)
+                out.append(pod)
+    return out
+
+
+def _availability_timer(rs: ReplicaSet, active: Sequence[Pod], status: ReplicaSetStatus, now: datetime) -> list[cmd.Command]:
+    """Mirrors the requeue after minReadySeconds when ready and available counts differ: wake at
+    the first ready pod's availability (+1s, as updatePod's enqueueRSAfter)."""
+    min_ready = rs.spec.min_ready_seconds
+    if min_ready <= 0 or status.ready_replicas == status.available_replicas:
+        return []
+    dues = [
+        since + timedelta(seconds=min_ready + 1)
+        for pod in active
+        if (since := ready_since(pod)) is not None and not is_available(pod, min_ready, now)
+    ]
+    if not dues:
+        return []
+    due = min(dues)
+    waiting = status.ready_replicas - status.available_replicas
+    return [
+        cmd.SetTimer(
+            key=_key(rs),
+            due=due,
+            reason="min-ready-seconds",
+            message=(
+                f"{waiting} ready pod{'s are' if waiting != 1 else ' is'} not yet available (minReadySeconds {min_ready}); "
+                f"the first becomes available by {due.isoformat()}"
+            ),
+        )
+    ]
