@@ -129,3 +129,64 @@ def daemonset_rollout(size: Size) -> Workload:
         RolloutUndo(at=start + 3 * step, line=line + 4, kind="DaemonSet", namespace="kube-system", name="node-agent", to_revision=1),
     ]
     return Workload(prelude=prelude, operations=operations)
+
+
+def _kubelets_ready_after(clock: w.Clock, nodes: int, seconds: int) -> tuple[list[AnyOperation], object, int]:
+    """Nodes, then kubelets that make pods Ready `seconds` after they start."""
+    from engine.events import KubeletPolicy
+    from engine.operations import ConfigureKubelet
+
+    prelude: list[AnyOperation] = list(w.apply_all((w.node(i) for i in range(nodes)), clock))
+    at, line = clock.tick()
+    prelude.append(ConfigureKubelet(at=at, line=line, policy=KubeletPolicy(ready_after_seconds=seconds)))
+    return prelude, at, line
+
+
+@scenario(
+    "statefulset-rollout",
+    "a Parallel StatefulSet with a claim per pod (kubelets Ready after 10s) created, rolled to a "
+    "second template with partition at half the replicas, the partition lowered to 0, then a third "
+    "template: one pod at a time from the highest ordinal, as upstream",
+    full=[Size.of(replicas=100), Size.of(replicas=1_000)],
+    small=[Size.of(replicas=10), Size.of(replicas=100)],
+    warm_up=Size.of(replicas=3),
+)
+def statefulset_rollout(size: Size) -> Workload:
+    from datetime import timedelta
+
+    from engine.operations import Apply
+
+    replicas = size.params["replicas"]
+    clock = w.Clock()
+    prelude, at, line = _kubelets_ready_after(clock, max(1, replicas // 10), 10)
+    start = at + timedelta(minutes=1)
+    step = timedelta(seconds=15 * replicas + 600)  # each step long after the last came to rest
+    operations: list[AnyOperation] = [
+        Apply(at=start, line=line + 1, object=w.statefulset("web:1.0", replicas)),
+        Apply(at=start + step, line=line + 2, object=w.statefulset("web:2.0", replicas, partition=replicas // 2)),
+        Apply(at=start + 2 * step, line=line + 3, object=w.statefulset("web:2.0", replicas, partition=0)),
+        Apply(at=start + 3 * step, line=line + 4, object=w.statefulset("web:3.0", replicas)),
+    ]
+    return Workload(prelude=prelude, operations=operations)
+
+
+@scenario(
+    "statefulset-scale-up",
+    "an OrderedReady StatefulSet with a claim per pod scaled from 0: each pod created only once "
+    "every lower ordinal is Running and Ready (kubelets Ready after 10s)",
+    full=[Size.of(replicas=20), Size.of(replicas=200)],
+    small=[Size.of(replicas=5), Size.of(replicas=20)],
+    warm_up=Size.of(replicas=2),
+)
+def statefulset_scale_up(size: Size) -> Workload:
+    from datetime import timedelta
+
+    from engine.operations import Apply
+
+    replicas = size.params["replicas"]
+    clock = w.Clock()
+    prelude, at, line = _kubelets_ready_after(clock, max(1, replicas // 10), 10)
+    operations: list[AnyOperation] = [
+        Apply(at=at + timedelta(minutes=1), line=line + 1, object=w.statefulset("web:1.0", replicas, policy="OrderedReady")),
+    ]
+    return Workload(prelude=prelude, operations=operations)

@@ -96,3 +96,33 @@ def daemonset(image: str, max_unavailable: int | str = "10%") -> AnyObject:
             },
         }
     )
+
+
+def statefulset(image: str, replicas: int, policy: str = "Parallel", partition: int = 0) -> AnyObject:
+    """The nginx-web seed at scale: a claim per pod, RollingUpdate with a partition."""
+    from engine.objects import decode_object
+
+    return decode_object(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "replicas": replicas,
+                "serviceName": "web",
+                "podManagementPolicy": policy,
+                "selector": {"matchLabels": {"app": "web"}},
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": partition}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": image}]},
+                },
+                "volumeClaimTemplates": [
+                    {
+                        "metadata": {"name": "data"},
+                        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+                    }
+                ],
+            },
+        }
+    )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from engine import commands as cmd
 from engine import events as ev
@@ -62,6 +63,7 @@ _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
 # --- identity -----------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=65536)
 def parent_and_ordinal(name: str) -> tuple[str, int]:
     """Mirrors getParentNameAndOrdinal: ("", -1) for a name no StatefulSet would give."""
     m = _ORDINAL.match(name)
@@ -398,10 +400,14 @@ def _same_refs(a: list[OwnerReference], b: list[OwnerReference]) -> bool:
 def _claim_retention_commands(cluster: Cluster, sts: StatefulSet, pod: Pod, why: str) -> list[cmd.Command]:
     """Mirrors UpdatePodClaimForRetentionPolicy for a pod's existing claims."""
     commands: list[cmd.Command] = []
-    for wanted in _claims_for(sts, ordinal_of(pod)):
-        pvc = cluster.get("PersistentVolumeClaim", wanted.metadata.namespace, wanted.metadata.name)
+    retain_all = _policy(sts) == ("Retain", "Retain")
+    ordinal = ordinal_of(pod)
+    for t in sts.spec.volume_claim_templates:
+        pvc = cluster.get("PersistentVolumeClaim", sts.metadata.namespace, claim_name(t.metadata.name, sts, ordinal))
         if not isinstance(pvc, PersistentVolumeClaim) or is_terminating(pvc):
             continue
+        if retain_all and not pvc.metadata.owner_references:
+            continue  # the default policy wants no references, and there are none
         refs = _retention_refs(sts, pvc, pod)
         if not _same_refs(refs, pvc.metadata.owner_references):
             when_deleted, when_scaled = _policy(sts)
