@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from engine.daemonset import DaemonSetController
+from engine.deployment import DeploymentController
 from engine.evictions import PodGarbageCollector, TaintEvictionController
 from engine.garbagecollector import GarbageCollector
 from engine.kubelet import Kubelet
+from engine.replicaset import ReplicaSetController
 from engine.scheduler import Scheduler
+from engine.statefulset import StatefulSetController
+from engine.volumes import VolumeBinder
 
 
 def default_actors() -> list:
@@ -15,6 +19,10 @@ def default_actors() -> list:
         PodGarbageCollector(),
         TaintEvictionController(),
         DaemonSetController(),
+        StatefulSetController(),
+        DeploymentController(),
+        ReplicaSetController(),
+        VolumeBinder(),
         Scheduler(),
         Kubelet(),
     ]

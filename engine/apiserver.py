@@ -21,6 +21,7 @@ from engine.names import generated_suffix, object_uid
 from engine.objects import (
     API_VERSIONS,
     CLUSTER_SCOPED,
+    Deployment,
     KubeObject,
     Node,
     NodeCondition,
@@ -172,6 +173,11 @@ class ApiServer:
         kind = kind_of(obj)
         old = self.require(kind, obj.metadata.namespace, obj.metadata.name)
         candidate = replace(old, status=obj.status)  # type: ignore[attr-defined]
+        if isinstance(old, Deployment):
+            # mirrors deploymentStatusStrategy.PrepareForUpdate: only spec and labels are reset,
+            # so the controller sets deployment.kubernetes.io/revision through /status (and the
+            # generation, bumped by annotation changes only through the main endpoint, stays)
+            candidate = replace(candidate, metadata=replace(old.metadata, annotations=obj.metadata.annotations))
         if candidate == old:
             return old
         self._emit(event, candidate, audit)
