@@ -92,6 +92,12 @@ class SetTimer(Command, kw_only=True):
     due: datetime
 
 
+class CancelTimers(Command, kw_only=True):
+    """Drop this actor's pending timers for `key`: the work they were set for is done."""
+
+    key: str
+
+
 class RecordWarning(Command, kw_only=True):
     kind: str
     namespace: str = ""
@@ -125,6 +131,7 @@ AnyCommand = (
     | ReportUnschedulable
     | SetPodStatus
     | SetTimer
+    | CancelTimers
     | RecordWarning
     | RecordBackoff
     | ScheduleEviction

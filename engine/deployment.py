@@ -804,6 +804,7 @@ class _Sync:
         status = set_condition(status, failures[0]) if failures else remove_condition(status, REPLICA_FAILURE)
         if status == d.status:
             self._requeue_stuck(status)
+            self._drop_finished_deadline(status)
             return
         self.set_status(status)
         self.update_status("status", _describe(status))
@@ -830,6 +831,20 @@ class _Sync:
                 ),
             )
         )
+
+
+    def _drop_finished_deadline(self, status: object) -> None:
+        """A deadline look-again set during the rollout changes nothing once it has completed or
+        timed out (upstream's AddAfter fires to no effect); it is cancelled instead, so a finished
+        rollout leaves no pending virtual time behind."""
+        d = self.d
+        cond = get_condition(d.status, PROGRESSING)
+        finished = deployment_complete(d, status) or (cond is not None and cond.reason == TIMED_OUT)  # type: ignore[arg-type]
+        key = f"{d.metadata.namespace}/{d.metadata.name}"
+        if finished and self.cluster is not None and self.cluster.pending_timers(NAME, key):
+            self.commands.append(
+                cmd.CancelTimers(key=key, reason="progress-deadline", message="the rollout is over: its progress-deadline look-again would change nothing")
+            )
 
 
 def _describe(status: object) -> str:

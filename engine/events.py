@@ -112,6 +112,14 @@ class TimerFired(Event, kw_only=True):
     key: str
 
 
+class TimerCancelled(Event, kw_only=True):
+    """`owner` no longer needs its timer for `key` at `due` (a requeue that would change nothing)."""
+
+    owner: str
+    key: str
+    due: datetime
+
+
 class WarningRecorded(Event, kw_only=True):
     """A Kubernetes Warning event about an object (e.g. SelectingAll, FailedScheduling)."""
 
@@ -157,6 +165,7 @@ AnyEvent = (
     | ClockAdvanced
     | TimerSet
     | TimerFired
+    | TimerCancelled
     | WarningRecorded
     | BackoffRecorded
     | EvictionScheduled

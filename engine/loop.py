@@ -185,6 +185,9 @@ class Engine:
                     api.set_pod_status(command.namespace, command.name, command.status, audit)
                 case cmd.SetTimer():
                     self._set_timer(by, command, audit)
+                case cmd.CancelTimers():
+                    for due in self.cluster.pending_timers(by, command.key):
+                        self._record(ev.TimerCancelled, audit, owner=by, key=command.key, due=due)
                 case cmd.RecordWarning():
                     self._record(
                         ev.WarningRecorded,

@@ -59,6 +59,7 @@ class Cluster:
         self.orphans: dict[str, set[tuple[str, str]]] = {}
         self.timers: SortedList = SortedList()  # (due, owner, key)
         self.timer_set_at: dict[tuple[datetime, str, str], int] = {}  # -> position of TimerSet
+        self.timer_dues: dict[tuple[str, str], set[datetime]] = {}  # (owner, key) -> pending dues
         self.ready_at: dict[tuple[str, str], datetime] = {}
         self.backoffs: dict[str, tuple[float, datetime]] = {}
         # pod key -> (created, due) of the taint manager's scheduled eviction
@@ -110,6 +111,10 @@ class Cluster:
                 break
             yield entry
 
+    def pending_timers(self, owner: str, key: str) -> list[datetime]:
+        """When `owner`'s timers for `key` are due (timer_set_at holds exactly the pending ones)."""
+        return sorted(self.timer_dues.get((owner, key), ()))
+
     def next_timer(self) -> datetime | None:
         return self.timers[0][0] if self.timers else None
 
@@ -143,6 +148,8 @@ class Cluster:
         cluster.kubelet = snap.kubelet
         cluster.timers = SortedList((due, owner, key) for due, owner, key, _ in snap.timers)
         cluster.timer_set_at = {(d, o, k): p for d, o, k, p in snap.timers}
+        for d, o, k, _ in snap.timers:
+            cluster.timer_dues.setdefault((o, k), set()).add(d)
         cluster.ready_at = {(ns, name): at for ns, name, at in snap.ready_at}
         cluster.backoffs = {k: (d, u) for k, d, u in snap.backoffs}
         cluster.evictions = {k: (c, d) for k, c, d in snap.evictions}
@@ -164,18 +171,30 @@ class Cluster:
         elif isinstance(event, ev.TimerSet):
             self.timers.add((event.due, event.owner, event.key))
             self.timer_set_at[(event.due, event.owner, event.key)] = event.position
+            self.timer_dues.setdefault((event.owner, event.key), set()).add(event.due)
             if event.owner == "kubelet":
                 ns, _, name = event.key.partition("/")
                 self.ready_at[(ns, name)] = event.due
         elif isinstance(event, ev.TimerFired):
-            self.timers.discard((event.at, event.owner, event.key))
-            self.timer_set_at.pop((event.at, event.owner, event.key), None)
+            self._drop_timer((event.at, event.owner, event.key))
+        elif isinstance(event, ev.TimerCancelled):
+            self._drop_timer((event.due, event.owner, event.key))
         elif isinstance(event, ev.BackoffRecorded):
             self.backoffs[event.key] = (event.delay_seconds, event.updated)
         elif isinstance(event, ev.EvictionScheduled):
             self.evictions[event.key] = (event.created, event.due)
         elif isinstance(event, ev.EvictionCancelled):
             self.evictions.pop(event.key, None)
+
+    def _drop_timer(self, timer: tuple[datetime, str, str]) -> None:
+        due, owner, key = timer
+        self.timers.discard(timer)
+        self.timer_set_at.pop(timer, None)
+        dues = self.timer_dues.get((owner, key))
+        if dues is not None:
+            dues.discard(due)
+            if not dues:
+                del self.timer_dues[(owner, key)]
 
     def _put(self, obj: KubeObject) -> None:
         kind, ns, name = key = object_key(obj)
@@ -195,9 +214,8 @@ class Cluster:
                 self.evictions.pop(f"{ns}/{name}", None)  # mirrors cancelling on pod deletion
                 # a gone pod's readiness timer must not stand in for its successor's
                 key_text = f"{ns}/{name}"
-                for timer in [t for t in self.timers if t[1] == "kubelet" and t[2] == key_text]:
-                    self.timers.discard(timer)
-                    self.timer_set_at.pop(timer, None)
+                for due in list(self.timer_dues.get(("kubelet", key_text), ())):
+                    self._drop_timer((due, "kubelet", key_text))
 
     def _index(self, key: ObjectKey, obj: KubeObject) -> None:
         meta = obj.metadata

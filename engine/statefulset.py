@@ -29,6 +29,7 @@ from engine import commands as cmd
 from engine import events as ev
 from engine.hashing import revision_data, statefulset_revision_hash, with_go_zero_values
 from engine.objects import (
+    API_VERSIONS,
     ControllerRevision,
     KubeObject,
     ObjectMeta,
@@ -370,31 +371,88 @@ def _policy(sts: StatefulSet) -> tuple[str, str]:
     return when_deleted, when_scaled
 
 
-def _is_ref_to(ref: OwnerReference, kind: str, obj: KubeObject) -> bool:
-    return ref.kind == kind and ref.name == obj.metadata.name
+def _matches_ref(ref: OwnerReference, obj: KubeObject, kind: str) -> bool:
+    """Mirrors matchesRef: same apiVersion, kind and name (the uid is not compared)."""
+    return ref.api_version == API_VERSIONS[kind] and ref.kind == kind and ref.name == obj.metadata.name
+
+
+def _has_owner_ref(target: KubeObject, owner: KubeObject) -> bool:
+    """Mirrors hasOwnerRef: a reference with the owner's uid."""
+    return bool(owner.metadata.uid) and any(r.uid == owner.metadata.uid for r in target.metadata.owner_references)
+
+
+def _has_stale_owner_ref(target: KubeObject, obj: KubeObject, kind: str) -> bool:
+    """Mirrors hasStaleOwnerRef: the first reference naming `obj` carries another uid."""
+    for ref in target.metadata.owner_references:
+        if _matches_ref(ref, obj, kind):
+            return ref.uid != obj.metadata.uid
+    return False
+
+
+def _has_unexpected_controller(pvc: PersistentVolumeClaim, sts: StatefulSet, pod: Pod) -> bool:
+    """Mirrors hasUnexpectedController: another controller, or our own names with other uids."""
+    if _policy(sts) == ("Retain", "Retain"):
+        return False  # on a retain policy other controllers may manage the claims
+    for ref in pvc.metadata.owner_references:
+        if _matches_ref(ref, sts, "StatefulSet"):
+            if ref.uid != sts.metadata.uid:
+                return True
+            continue
+        if _matches_ref(ref, pod, "Pod"):
+            if ref.uid != pod.metadata.uid:
+                return True
+            continue
+        if ref.controller:
+            return True
+    return False
+
+
+def _has_non_controller_owner(pvc: PersistentVolumeClaim, sts: StatefulSet, pod: Pod) -> bool:
+    """Mirrors hasNonControllerOwner: the set or pod owns the claim without controlling it."""
+    uids = {sts.metadata.uid, pod.metadata.uid} - {""}
+    return any(r.uid in uids and not r.controller for r in pvc.metadata.owner_references)
+
+
+def _claim_owner_up_to_date(pvc: PersistentVolumeClaim, sts: StatefulSet, pod: Pod) -> bool:
+    """Mirrors isClaimOwnerUpToDate: do the claim's references match the retention policy?"""
+    if _has_stale_owner_ref(pvc, sts, "StatefulSet") or _has_stale_owner_ref(pvc, pod, "Pod"):
+        return True  # managed by an earlier, presumably deleted, set or pod: not touched
+    if _has_unexpected_controller(pvc, sts, pod):
+        return not (_has_owner_ref(pvc, sts) or _has_owner_ref(pvc, pod))
+    if _has_non_controller_owner(pvc, sts, pod):
+        return False
+    when_deleted, when_scaled = _policy(sts)
+    scaled_down = not in_range(sts, ordinal_of(pod))
+    set_ref, pod_ref = _has_owner_ref(pvc, sts), _has_owner_ref(pvc, pod)
+    if when_scaled == "Delete" and when_deleted == "Delete":
+        return scaled_down != set_ref and scaled_down == pod_ref
+    if when_scaled == "Delete":
+        return not set_ref and scaled_down == pod_ref
+    if when_deleted == "Delete":
+        return set_ref and not pod_ref
+    return not set_ref and not pod_ref  # Retain/Retain, and unknown policies treated as Retain
 
 
 def _retention_refs(sts: StatefulSet, pvc: PersistentVolumeClaim, pod: Pod) -> list[OwnerReference]:
-    """Mirrors updateClaimOwnerRefForSetAndPod: the owner references the policy asks for."""
+    """Mirrors updateClaimOwnerRefForSetAndPod: our references scrubbed, then the policy's added."""
+    unexpected = _has_unexpected_controller(pvc, sts, pod)
+    refs = [
+        r for r in pvc.metadata.owner_references if not (_matches_ref(r, sts, "StatefulSet") or _matches_ref(r, pod, "Pod"))
+    ]
+    if unexpected:
+        return refs  # another controller: only our references go (ConflictingController)
     when_deleted, when_scaled = _policy(sts)
     scaled_down = not in_range(sts, ordinal_of(pod))
-    want_set = when_deleted == "Delete" and not (when_scaled == "Delete" and scaled_down)
-    want_pod = when_scaled == "Delete" and scaled_down
-    refs = [r for r in pvc.metadata.owner_references if not _is_ref_to(r, "StatefulSet", sts) and not _is_ref_to(r, "Pod", pod)]
-    if want_set:
-        refs.append(next((r for r in pvc.metadata.owner_references if _is_ref_to(r, "StatefulSet", sts) and r.uid == sts.metadata.uid), owner_ref_to(sts)))
-    if want_pod:
-        refs.append(next((r for r in pvc.metadata.owner_references if _is_ref_to(r, "Pod", pod) and r.uid == pod.metadata.uid), owner_ref_to(pod)))
-    other_controller = any(r.controller for r in refs if not (_is_ref_to(r, "StatefulSet", sts) or _is_ref_to(r, "Pod", pod)))
-    if other_controller:
-        # someone else controls this claim: only our references are removed (ConflictingController)
-        refs = [r for r in refs if not (_is_ref_to(r, "StatefulSet", sts) or _is_ref_to(r, "Pod", pod))]
+
+    def add_controller_ref(owner: KubeObject) -> None:  # mirrors addControllerRef
+        if not any(r.uid == owner.metadata.uid for r in refs):
+            refs.append(owner_ref_to(owner))
+
+    if when_scaled == "Delete" and scaled_down:
+        add_controller_ref(pod)
+    elif when_deleted == "Delete" and not (when_scaled == "Delete" and scaled_down):
+        add_controller_ref(sts)
     return refs
-
-
-def _same_refs(a: list[OwnerReference], b: list[OwnerReference]) -> bool:
-    key = lambda r: (r.kind, r.name, r.uid)  # noqa: E731
-    return sorted(map(key, a)) == sorted(map(key, b))
 
 
 def _claim_retention_commands(cluster: Cluster, sts: StatefulSet, pod: Pod, why: str) -> list[cmd.Command]:
@@ -404,36 +462,33 @@ def _claim_retention_commands(cluster: Cluster, sts: StatefulSet, pod: Pod, why:
     ordinal = ordinal_of(pod)
     for t in sts.spec.volume_claim_templates:
         pvc = cluster.get("PersistentVolumeClaim", sts.metadata.namespace, claim_name(t.metadata.name, sts, ordinal))
-        if not isinstance(pvc, PersistentVolumeClaim) or is_terminating(pvc):
+        if not isinstance(pvc, PersistentVolumeClaim):
             continue
         if retain_all and not pvc.metadata.owner_references:
             continue  # the default policy wants no references, and there are none
+        if _claim_owner_up_to_date(pvc, sts, pod):
+            continue
         refs = _retention_refs(sts, pvc, pod)
-        if not _same_refs(refs, pvc.metadata.owner_references):
-            when_deleted, when_scaled = _policy(sts)
-            owners = ", ".join(f"{r.kind} {r.name}" for r in refs) or "nothing"
-            commands.append(
-                cmd.UpdateObject(
-                    object=replace(pvc, metadata=replace(pvc.metadata, owner_references=refs)),
-                    reason="claim-retention",
-                    message=f"{why}: PVC retention policy whenDeleted={when_deleted}, whenScaled={when_scaled} makes claim {pvc.metadata.name} owned by {owners}",
-                )
+        when_deleted, when_scaled = _policy(sts)
+        owners = ", ".join(f"{r.kind} {r.name}" for r in refs) or "nothing"
+        commands.append(
+            cmd.UpdateObject(
+                object=replace(pvc, metadata=replace(pvc.metadata, owner_references=refs)),
+                reason="claim-retention",
+                message=f"{why}: PVC retention policy whenDeleted={when_deleted}, whenScaled={when_scaled} makes claim {pvc.metadata.name} owned by {owners}",
             )
+        )
     return commands
 
 
-def _claim_is_stale(cluster: Cluster, sts: StatefulSet, ordinal: int) -> str:
+def _claim_is_stale(cluster: Cluster, sts: StatefulSet, slot: Pod) -> str:
     """Mirrors PodClaimIsStale: a claim still owned by an earlier pod of this ordinal."""
     if _policy(sts)[1] == "Retain":
-        return ""
-    name = pod_name(sts, ordinal)
-    for wanted in _claims_for(sts, ordinal):
-        pvc = cluster.get("PersistentVolumeClaim", wanted.metadata.namespace, wanted.metadata.name)
-        if pvc is None:
-            continue
-        for ref in pvc.metadata.owner_references:
-            if ref.kind == "Pod" and ref.name == name:
-                return pvc.metadata.name  # the new pod has no uid yet: any pod reference is stale
+        return ""  # claims are meant to be reused
+    for t in sts.spec.volume_claim_templates:
+        pvc = cluster.get("PersistentVolumeClaim", sts.metadata.namespace, claim_name(t.metadata.name, sts, ordinal_of(slot)))
+        if pvc is not None and _has_stale_owner_ref(pvc, slot, "Pod"):
+            return pvc.metadata.name  # the new pod has no uid yet: any reference to its name is stale
     return ""
 
 
@@ -451,11 +506,26 @@ class _Sync:
         self.current_template = template_of_revision(revisions.current) if revisions.current is not revisions.update else sts.spec.template
         self.update_template = sts.spec.template
 
-    def create_pod(self, slot: Pod, why: str) -> None:
-        """Mirrors CreateStatefulPod: missing claims first, then the pod."""
+    def create_pod(self, slot: Pod, why: str) -> bool:
+        """Mirrors CreateStatefulPod: missing claims first, then the pod. False when a claim is
+        still being deleted (createPersistentVolumeClaims' error: the pod is not created)."""
         sts = self.sts
         ordinal = ordinal_of(slot)
-        for pvc in _claims_for(sts, ordinal):
+        claims = _claims_for(sts, ordinal)
+        for pvc in claims:
+            existing = self.cluster.get("PersistentVolumeClaim", pvc.metadata.namespace, pvc.metadata.name)
+            if existing is not None and is_terminating(existing):
+                self.commands.append(
+                    cmd.RecordWarning(
+                        kind="StatefulSet",
+                        namespace=sts.metadata.namespace,
+                        name=sts.metadata.name,
+                        reason="FailedCreate",
+                        message=f"create Pod {slot.metadata.name} in {self.label} failed error: pvc {pvc.metadata.name} is being deleted",
+                    )
+                )
+                return False
+        for pvc in claims:
             if self.cluster.get("PersistentVolumeClaim", pvc.metadata.namespace, pvc.metadata.name) is None:
                 refs = _retention_refs(sts, pvc, slot)
                 self.commands.append(
@@ -468,6 +538,7 @@ class _Sync:
         self.commands.append(
             cmd.CreateObject(object=slot, reason="ordinal-missing", message=f"create Pod {slot.metadata.name} in {self.label} successful: {why}")
         )
+        return True
 
     def delete_pod(self, pod: Pod, reason: str, why: str) -> None:
         self.commands.append(cmd.delete_of(pod, reason, f"delete Pod {pod.metadata.name} in {self.label} successful: {why}"))
@@ -558,7 +629,7 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
                 sync.delete_pod(pod, "recreating-failed-pod", f"{name} is {pod.status.phase}; it is recreated once it is gone")
             return True
         if not is_created(pod):
-            stale = _claim_is_stale(sync.cluster, sts, ordinal_of(pod))
+            stale = _claim_is_stale(sync.cluster, sts, pod)
             if stale:
                 return True  # wait for the garbage collector to remove the old pod's claim
             if monotonic:
@@ -571,10 +642,9 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
                 why = f"{policy}: {lower}"
             else:
                 why = "Parallel: created without waiting for other ordinals"
-            sync.create_pod(pod, f"ordinal {ordinal_of(pod)} is missing, made at revision {revision_of(pod)} ({why})")
-            if monotonic:
-                return True
-            return False
+            if not sync.create_pod(pod, f"ordinal {ordinal_of(pod)} is missing, made at revision {revision_of(pod)} ({why})"):
+                return True  # an error: this sync stops (upstream retries it with backoff)
+            return monotonic
         if pod.status.phase == "Pending":
             missing = [
                 c for c in _claims_for(sts, ordinal_of(pod))

@@ -52,7 +52,7 @@ def entry_for(event: ev.Event) -> Entry:
     node = ""
     if isinstance(event, ev.ObjectEvent):
         node = getattr(getattr(event.object, "spec", None), "node_name", "") or ""
-    elif isinstance(event, ev.TimerSet | ev.TimerFired):
+    elif isinstance(event, ev.TimerSet | ev.TimerFired | ev.TimerCancelled):
         subject = ("", "", event.key)
     return Entry(
         position=event.position,

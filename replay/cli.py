@@ -18,7 +18,7 @@ import yaml
 from engine import events as ev
 from engine.loop import LoopError
 from engine.objects import CLUSTER_SCOPED, KubeObject, ObjectDecodeError, decode_object
-from engine.operations import Apply, Rejected, RolloutUndo
+from engine.operations import Apply, Rejected, RolloutPause, RolloutResume, RolloutUndo
 from engine.selectors import SelectorError, parse
 from engine.state import Cluster
 from engine.store import DEFAULT_URL, EventStore, StoreError
@@ -289,6 +289,9 @@ def cmd_why(args: argparse.Namespace) -> int:
     return 0
 
 
+PLURALS_OF = {"DaemonSet": "daemonsets.apps", "StatefulSet": "statefulsets.apps", "Deployment": "deployments.apps"}
+
+
 def cmd_rollout(args: argparse.Namespace) -> int:
     kind, name = _kind_name(args.target)
     namespace = _namespace(kind, args)
@@ -310,6 +313,23 @@ def cmd_rollout(args: argparse.Namespace) -> int:
             text, done = rollouts.status(cluster, workload)
             _out(text)
             return 0 if done else 1
+        elif args.action in ("pause", "resume"):
+            noun = printers.names([workload]).strip()
+            if kind != "Deployment":
+                # kubectl's objectpauser/objectresumer support Deployments only
+                raise UserError(f'error: {PLURALS_OF[kind]} "{name}" {args.action[:-1]}ing is not supported')
+            pausing = args.action == "pause"
+            if workload.spec.paused == pausing:  # type: ignore[attr-defined]
+                _out(f"{noun} already {args.action}d")  # an empty patch: kubectl says so, exit 0
+                return 0
+            at = cluster.now
+            assert at is not None
+            change = RolloutPause if pausing else RolloutResume
+            try:
+                run(store, [change(at=at, kind=kind, namespace=namespace, name=name, actor="kubectl")])
+            except Rejected as exc:
+                raise UserError(f"error: {exc.message}") from None
+            _out(f"{noun} {args.action}d")
         elif args.action == "undo":
             at = cluster.now
             assert at is not None
@@ -372,8 +392,8 @@ def build_parser() -> Parser:
     p.add_argument("-l", "--selector", default="")
     p.set_defaults(func=cmd_describe)
 
-    p = sub.add_parser("rollout", parents=[common, scoped], help="rollout history, status and undo")
-    p.add_argument("action", choices=["history", "status", "undo"])
+    p = sub.add_parser("rollout", parents=[common, scoped], help="rollout history, status, undo, pause and resume")
+    p.add_argument("action", choices=["history", "status", "undo", "pause", "resume"])
     p.add_argument("target", metavar="KIND/NAME")
     p.add_argument("--revision", type=int, default=0)
     p.add_argument("--to-revision", type=int, default=0)

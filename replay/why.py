@@ -22,6 +22,7 @@ VERBS = {
     "ClockAdvanced": "clock advanced",
     "TimerSet": "timer set",
     "TimerFired": "timer fired",
+    "TimerCancelled": "timer cancelled",
     "BackoffRecorded": "backoff",
 }
 

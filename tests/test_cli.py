@@ -153,3 +153,102 @@ def test_an_invalid_manifest_in_apply_names_the_document_and_field(bare, tmp_pat
     code, _, err = kreplay(capsys, "apply", "-f", str(manifest), "--store", bare)
     assert code == 1
     assert "document 2: metadata.name: Expected `str`" in err
+
+
+# --- the StatefulSet and Deployment seeds, step by step as `make demo` shows them ----------------
+
+
+def replay_lines(capsys, store: str, history: str, lines: str) -> str:
+    code, out, err = kreplay(capsys, "replay", str(EXAMPLES / history), "--lines", lines, "--store", store)
+    assert code == 0, err
+    return out
+
+
+def test_replay_lines_runs_only_those_lines_and_says_so(tmp_path, capsys):
+    store = f"sqlite:{tmp_path / 'k.db'}"
+    out = replay_lines(capsys, store, "nginx-statefulset.jsonl", "1-6")
+    assert "replayed 6 operations from" in out and "nginx-statefulset.jsonl lines 1-6" in out
+    code, out, err = kreplay(capsys, "replay", str(EXAMPLES / "nginx-statefulset.jsonl"), "--lines", "9-2", "--store", store)
+    assert code == 2 and "--lines" in err
+
+
+def test_the_nginx_web_seed_replaces_pods_from_the_highest_ordinal_and_keeps_the_claims(tmp_path, capsys):
+    store = f"sqlite:{tmp_path / 'k.db'}"
+    replay_lines(capsys, store, "nginx-statefulset.jsonl", "1-6")
+    code, out, _ = kreplay(capsys, "get", "pods", "-L", "controller-revision-hash", "--store", store)
+    assert out.splitlines()[0].split()[-1] == "CONTROLLER-REVISION-HASH"
+    assert [line.split()[-1] for line in out.splitlines()[1:]] == ["nginx-web-6b558f6465"] * 3  # the seed's hash
+    code, claims_before, _ = kreplay(capsys, "get", "pvc", "-o", "json", "--store", store)
+    replay_lines(capsys, store, "nginx-statefulset.jsonl", "7")
+    code, out, _ = kreplay(capsys, "log", "--by", "statefulset-controller", "--store", store)
+    deleted = [line.split()[5].split("/")[1] for line in out.splitlines() if "deletion started pod" in line]
+    assert deleted == ["nginx-web-2", "nginx-web-1", "nginx-web-0"]
+    code, out, _ = kreplay(capsys, "get", "pods", "-L", "controller-revision-hash", "--store", store)
+    assert [line.split()[-1] for line in out.splitlines()[1:]] == ["nginx-web-84d64959d6"] * 3
+    code, claims_after, _ = kreplay(capsys, "get", "pvc", "-o", "json", "--store", store)
+    uids = lambda text: sorted(i["metadata"]["uid"] for i in json.loads(text)["items"])  # noqa: E731
+    assert uids(claims_after) == uids(claims_before) and len(uids(claims_after)) == 3
+    replay_lines(capsys, store, "nginx-statefulset.jsonl", "8-9")
+    code, out, _ = kreplay(capsys, "rollout", "status", "sts/nginx-web", "--store", store)
+    assert out.strip() == "partitioned roll out complete: 1 new pods have been updated..."
+    replay_lines(capsys, store, "nginx-statefulset.jsonl", "10-13")
+    code, out, _ = kreplay(capsys, "get", "pvc", "-o", "name", "--store", store)
+    assert out.split() == [f"persistentvolumeclaim/www-storage-nginx-web-{i}" for i in range(5)]
+    code, out, err = kreplay(capsys, "get", "pods", "--store", store)
+    assert out == "" and "No resources found" in err
+
+
+def test_rollout_status_names_the_pod_a_stuck_ordered_rollout_waits_for(tmp_path, capsys):
+    """kubernetes issue 67250: reverting the template does not unstick an OrderedReady rollout."""
+    store = f"sqlite:{tmp_path / 'k.db'}"
+    replay_lines(capsys, store, "nginx-statefulset.jsonl", "1-6")
+    broken = tmp_path / "broken.jsonl"
+    patch = lambda at, image: {"at": at, "op": "patch", "kind": "sts", "name": "nginx-web", "json": [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": image}]}  # noqa: E731
+    lines = [
+        {"at": "2026-11-20T10:05:00Z", "op": "kubelet", "readyAfter": "10s", "neverReadyImages": ["nginx:broken"]},
+        patch("2026-11-20T10:05:00Z", "nginx:broken"),
+        patch("2026-11-20T10:10:00Z", "nginx:1.16.0"),
+    ]
+    broken.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert kreplay(capsys, "replay", str(broken), "--store", store)[0] == 0
+    code, out, _ = kreplay(capsys, "rollout", "status", "sts/nginx-web", "--store", store)
+    first, second = out.strip().splitlines()
+    assert code == 1 and first == "Waiting for 1 pods to be ready..."
+    assert second.startswith("blocked on pod nginx-web-2: nginx-web-2 is Running but not Ready")
+    assert "delete nginx-web-2" in second
+    code, out, _ = kreplay(capsys, "why", "sts/nginx-web", "--store", store)
+    assert out.strip().splitlines()[-1].endswith(second)
+
+
+def test_the_web_app_seed_rolls_out_undoes_and_exceeds_its_progress_deadline(tmp_path, capsys):
+    store = f"sqlite:{tmp_path / 'k.db'}"
+    out = replay_lines(capsys, store, "web-app-deployment.jsonl", "1-4")
+    assert "at rest at 2026-11-20T10:01:10Z" in out  # a finished rollout leaves no deadline timer behind
+    replay_lines(capsys, store, "web-app-deployment.jsonl", "5")
+    code, out, _ = kreplay(capsys, "rollout", "history", "deploy/web-app", "--store", store)
+    assert out.splitlines()[1:] == [
+        "REVISION  CHANGE-CAUSE",
+        "1         kubectl apply --filename=web-app.yaml --record=true",
+        "2         kubectl set image deploy web-app web-server=nginx:1.16.0 --record=true",
+    ]
+    replay_lines(capsys, store, "web-app-deployment.jsonl", "6")
+    code, out, _ = kreplay(capsys, "rollout", "history", "deploy/web-app", "--store", store)
+    assert [line.split()[0] for line in out.splitlines()[2:]] == ["2", "3"]  # revision 1 came back as 3
+    assert kreplay(capsys, "rollout", "status", "deploy/web-app", "--store", store)[1] == 'deployment "web-app" successfully rolled out\n'
+    replay_lines(capsys, store, "web-app-deployment.jsonl", "7")
+    code, out, _ = kreplay(capsys, "rollout", "status", "deploy/web-app", "--store", store)
+    assert (code, out) == (1, 'error: deployment "web-app" exceeded its progress deadline\n')
+
+
+def test_rollout_pause_and_resume_a_deployment_as_kubectl_does(tmp_path, capsys):
+    store = f"sqlite:{tmp_path / 'k.db'}"
+    replay_lines(capsys, store, "web-app-deployment.jsonl", "1-4")
+    assert kreplay(capsys, "rollout", "pause", "deploy/web-app", "--store", store)[1] == "deployment.apps/web-app paused\n"
+    assert kreplay(capsys, "rollout", "pause", "deploy/web-app", "--store", store)[1] == "deployment.apps/web-app already paused\n"
+    code, out, _ = kreplay(capsys, "get", "deploy", "web-app", "-o", "json", "--store", store)
+    assert json.loads(out)["spec"]["paused"] is True
+    assert kreplay(capsys, "rollout", "resume", "deploy/web-app", "--store", store)[1] == "deployment.apps/web-app resumed\n"
+    other = f"sqlite:{tmp_path / 'sts.db'}"
+    replay_lines(capsys, other, "nginx-statefulset.jsonl", "1-6")
+    code, _, err = kreplay(capsys, "rollout", "pause", "sts/nginx-web", "--store", other)
+    assert code == 1 and err == 'error: statefulsets.apps "nginx-web" pausing is not supported\n'
