@@ -38,6 +38,8 @@ from engine.pods import with_condition
 from engine.state import Cluster
 
 CHANGE_CAUSE = "kubernetes.io/change-cause"
+# annotations controllers write on the objects users apply (never in a user's manifest)
+CONTROLLER_ANNOTATIONS = frozenset({"deployment.kubernetes.io/revision"})
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 PROPAGATION_POLICIES = ("Background", "Foreground", "Orphan")
@@ -282,8 +284,11 @@ class ApiServer:
             obj = admission.apply_defaults(obj)
             obj = replace(obj, spec=replace(obj.spec, node_name=obj.spec.node_name or old.spec.node_name))
             _check_pod_update(old, obj)
+        # kubectl apply's three-way merge keeps annotations the manifest never set and a
+        # controller added (the Deployment's revision); it drops only what an earlier apply set
+        kept = {k: v for k, v in old.metadata.annotations.items() if k in CONTROLLER_ANNOTATIONS and k not in obj.metadata.annotations}
         meta = replace(
-            old.metadata, labels=obj.metadata.labels, annotations=obj.metadata.annotations
+            old.metadata, labels=obj.metadata.labels, annotations={**obj.metadata.annotations, **kept}
         )
         self.update(replace(obj, metadata=meta), audit)
 

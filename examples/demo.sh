@@ -95,8 +95,35 @@ statefulset() {
 
 deployment() {
   local h=examples/web-app-deployment.jsonl
-  if [ ! -f $h ]; then say "Deployment: $h is not there yet"; return; fi
-  say "Deployment: see examples/web-app-deployment.jsonl"
+  say "Deployment 1. Two nodes, then kubectl apply -f web-app.yaml --record=true (3 replicas of nginx:1.15.0, RollingUpdate 25%/25%)"
+  replay $h 1-4
+  show get deploy web-app
+  show get rs
+  show get pods -l app=web-app -L pod-template-hash
+
+  say "Deployment 2. kubectl set image deploy web-app web-server=nginx:1.16.0 --record=true: a new ReplicaSet scaled up as the old one scales down"
+  replay $h 5
+  show rollout status deploy/web-app
+  show get rs -o wide
+  show log --since 32 --by deployment-controller
+  show rollout history deploy/web-app
+  show rollout history deploy/web-app --revision=1
+
+  say "Deployment 3. kubectl rollout undo deploy web-app --to-revision=1: the first ReplicaSet is scaled back up and becomes revision 3"
+  replay $h 6
+  show get rs
+  show rollout history deploy/web-app
+
+  say "Deployment 4. An image whose pods never become Ready: the rollout stalls (maxUnavailable 0 of 3 keeps every old pod) and exceeds its 600s progress deadline"
+  replay $h 7-8
+  show rollout status deploy/web-app
+  show get rs
+  show describe deploy web-app
+
+  say "Deployment 5. kubectl rollout undo deploy web-app: back to the last good revision"
+  replay $h 9
+  show rollout status deploy/web-app
+  show rollout history deploy/web-app
 }
 
 case "$WHAT" in

@@ -1256,3 +1256,18 @@ def test_scaling_mid_rollout_is_proportional() -> None:
     sizes = {r.metadata.annotations[REVISION]: r.spec.replicas for r in owned_rss(engine).values()}
     # before: old 8, new 5 (13 = 10 + maxSurge 3); after: 23 = 20 + 3, split 8:5 → 14 and 9
     assert sizes == {"1": 14, "2": 9}
+
+
+def test_re_applying_an_unchanged_deployment_keeps_the_controllers_revision_annotation() -> None:
+    """kubectl apply's three-way merge keeps deployment.kubernetes.io/revision, which the manifest
+    never set: re-applying the same manifest writes nothing and the generation stays."""
+    engine = start(web_app())
+    before = engine.cluster.get("Deployment", NS, "web-app")
+    assert isinstance(before, Deployment) and before.metadata.annotations[REVISION] == "1"
+    engine.take_events()
+    engine.run([op.Apply(at=later(engine), object=decode_object(web_app()))])
+    assert engine.finish().at_rest
+    after = engine.cluster.get("Deployment", NS, "web-app")
+    assert isinstance(after, Deployment)
+    assert after.metadata.annotations[REVISION] == "1" and after.metadata.generation == before.metadata.generation
+    assert not [e for e in engine.take_events() if isinstance(e, ev.ObjectUpdated)]
