@@ -34,7 +34,7 @@ from engine.objects import (
     to_builtins,
 )
 from engine.ownership import claim, controller_ref, owner_ref_to
-from engine.pods import is_available, is_ready, is_terminating, ready_since
+from engine.pods import availability_timers, is_available, is_ready, is_terminating
 from engine.revisions import HASH_LABEL, cleanup_history, construct_history, template_data
 from engine.selectors import from_label_selector
 from engine.state import Cluster
@@ -224,7 +224,8 @@ def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[
                 ),
             )
         )
-    commands += _availability_timers(ds, node_pods, now)
+    key = f"{ds.metadata.namespace}/{ds.metadata.name}"
+    commands += availability_timers(key, (p for pods in node_pods.values() for p in pods), ds.spec.min_ready_seconds, now)
     return commands
 
 
@@ -569,19 +570,3 @@ def _status(
     )
 
 
-def _availability_timers(ds: DaemonSet, node_pods: dict[str, list[Pod]], now: datetime) -> list[cmd.Command]:
-    """Ready pods not yet available for minReadySeconds: look again when they are (+1s, as upstream)."""
-    min_ready = ds.spec.min_ready_seconds
-    if min_ready <= 0:
-        return []
-    dues = set()
-    for pods in node_pods.values():
-        for pod in pods:
-            since = ready_since(pod)
-            if since is not None and not is_available(pod, min_ready, now):
-                dues.add(since + timedelta(seconds=min_ready + 1))
-    key = f"{ds.metadata.namespace}/{ds.metadata.name}"
-    return [
-        cmd.SetTimer(key=key, due=due, reason="min-ready-seconds", message=f"pods Ready since {(due - timedelta(seconds=min_ready + 1)).isoformat()} become available (minReadySeconds {min_ready})")
-        for due in sorted(dues)
-    ]

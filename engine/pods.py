@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
+from engine import commands as cmd
 from engine.objects import KubeObject, Pod, PodCondition, PodStatus, replace
 
 CONDITION_ORDER = {"PodScheduled": 0, "Initialized": 1, "ContainersReady": 2, "Ready": 3}
@@ -54,3 +56,19 @@ def with_condition(
     )
     conditions.sort(key=lambda c: (CONDITION_ORDER.get(c.type, 9), c.type))
     return replace(status, conditions=conditions)
+
+
+def availability_timers(key: str, pods: Iterable[Pod], min_ready: int, now: datetime) -> list[cmd.Command]:
+    """Look again when Ready pods become available: readySince + minReadySeconds + 1s, as the
+    DaemonSet and StatefulSet pod handlers requeue (availability is a strict comparison)."""
+    if min_ready <= 0:
+        return []
+    dues = set()
+    for pod in pods:
+        since = ready_since(pod)
+        if since is not None and not is_available(pod, min_ready, now):
+            dues.add(since + timedelta(seconds=min_ready + 1))
+    return [
+        cmd.SetTimer(key=key, due=due, reason="min-ready-seconds", message=f"pods Ready since {(due - timedelta(seconds=min_ready + 1)).isoformat()} become available (minReadySeconds {min_ready})")
+        for due in sorted(dues)
+    ]

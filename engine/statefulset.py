@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 
 from engine import commands as cmd
@@ -46,7 +46,7 @@ from engine.objects import (
     to_builtins,
 )
 from engine.ownership import claim, controller_ref, owner_ref_to
-from engine.pods import is_available, is_ready, is_terminating, ready_since
+from engine.pods import availability_timers, is_available, is_ready, is_terminating
 from engine.selectors import Selector, from_label_selector
 from engine.state import Cluster
 
@@ -574,7 +574,7 @@ def reconcile_statefulset(sts: StatefulSet, cluster: Cluster, now: datetime) -> 
             )
         )
     commands += truncate_history(sts, pods, revisions, rev.current.metadata.name, rev.update.metadata.name)
-    commands += _availability_timers(sts, pods, now)
+    commands += availability_timers(f"{sts.metadata.namespace}/{sts.metadata.name}", pods, sts.spec.min_ready_seconds, now)
     return commands
 
 
@@ -792,23 +792,6 @@ def _complete_rolling_update(sts: StatefulSet, status: StatefulSetStatus) -> Sta
     ):
         return replace(status, current_replicas=status.updated_replicas, current_revision=status.update_revision)
     return status
-
-
-def _availability_timers(sts: StatefulSet, pods: list[Pod], now: datetime) -> list[cmd.Command]:
-    """Mirrors updatePod's requeue after minReadySeconds+1s for a pod that turned Ready."""
-    min_ready = sts.spec.min_ready_seconds
-    if min_ready <= 0:
-        return []
-    dues = set()
-    for pod in pods:
-        since = ready_since(pod)
-        if since is not None and not is_available(pod, min_ready, now):
-            dues.add(since + timedelta(seconds=min_ready + 1))
-    key = f"{sts.metadata.namespace}/{sts.metadata.name}"
-    return [
-        cmd.SetTimer(key=key, due=due, reason="min-ready-seconds", message=f"pods Ready since {(due - timedelta(seconds=min_ready + 1)).isoformat()} become available (minReadySeconds {min_ready})")
-        for due in sorted(dues)
-    ]
 
 
 # --- explaining a stuck rollout -----------------------------------------------------------------
