@@ -338,6 +338,7 @@ def new_pod(sts: StatefulSet, template: PodTemplateSpec, revision: str, ordinal:
             labels=labels,
             annotations=dict(template.metadata.annotations),
             owner_references=[owner_ref_to(sts)],
+            finalizers=list(template.metadata.finalizers),  # mirrors GetPodFromTemplate
             unmodeled=dict(template.metadata.unmodeled),
         ),
         spec=spec,
@@ -511,6 +512,10 @@ class _Sync:
         still being deleted (createPersistentVolumeClaims' error: the pod is not created)."""
         sts = self.sts
         ordinal = ordinal_of(slot)
+        if self.cluster.get("Pod", sts.metadata.namespace, slot.metadata.name) is not None:
+            # mirrors CreateStatefulPod's IsAlreadyExists: a pod of this name the set does not
+            # control; the sync ends with the error and is retried (blocking_pod names it)
+            return False
         claims = _claims_for(sts, ordinal)
         for pvc in claims:
             existing = self.cluster.get("PersistentVolumeClaim", pvc.metadata.namespace, pvc.metadata.name)
@@ -656,14 +661,19 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
                 )
         if monotonic and (is_terminating(pod) or not running_and_ready(pod) or not running_and_available(pod, min_ready, now)):
             return True
-        if not (_identity_matches(sts, pod) and _storage_matches(sts, pod)):
-            fixed_labels = {**pod.metadata.labels, POD_NAME_LABEL: name}
-            fixed = replace(
-                pod,
-                metadata=replace(pod.metadata, labels=fixed_labels),
-                spec=replace(pod.spec, volumes=_with_storage(sts, pod.spec.volumes, ordinal_of(pod))),
-            )
-            sync.commands.append(cmd.UpdateObject(object=fixed, reason="identity-restored", message=f"update Pod {name} in {sync.label} successful: its identity label or claim volumes did not match the set"))
+        storage_ok = _storage_matches(sts, pod)
+        if not storage_ok:
+            # mirrors UpdateStatefulPod: the missing claims are created first; the volume change
+            # itself is then refused by pod update validation (a pod's volumes are immutable), so
+            # the pod keeps its volumes and upstream retries the update with backoff
+            for c in _claims_for(sts, ordinal_of(pod)):
+                if sync.cluster.get("PersistentVolumeClaim", c.metadata.namespace, c.metadata.name) is None:
+                    sync.commands.append(
+                        cmd.CreateObject(object=c, reason="claim-missing", message=f"create Claim {c.metadata.name} Pod {name} in {sync.label} success: the pod's volumes do not cover the set's claims")
+                    )
+        elif not _identity_matches(sts, pod):
+            fixed = replace(pod, metadata=replace(pod.metadata, labels={**pod.metadata.labels, POD_NAME_LABEL: name}))
+            sync.commands.append(cmd.UpdateObject(object=fixed, reason="identity-restored", message=f"update Pod {name} in {sync.label} successful: its {POD_NAME_LABEL} label did not match its name"))
         sync.commands += _claim_retention_commands(sync.cluster, sts, pod, f"{name} is in range")
         return False
 
@@ -817,6 +827,9 @@ def blocking_pod(sts: StatefulSet, cluster: Cluster, now: datetime) -> tuple[str
     for ordinal in range(start, start + count):
         pod = pods.get(ordinal)
         if pod is None:
+            name = pod_name(sts, ordinal)
+            if cluster.get("Pod", sts.metadata.namespace, name) is not None:
+                return name, f"a pod named {name} exists that StatefulSet {sts.metadata.name} does not control, so it cannot create its own"
             continue
         if is_unavailable(pod, min_ready, now) and _monotonic(sts):
             note = ""

@@ -1490,24 +1490,40 @@ def test_storage_matches_TestStorageMatches() -> None:
     assert not ss._storage_matches(sts, replace(pod, metadata=replace(pod.metadata, name="bar")))
 
 
-@pytest.mark.parametrize(
-    "breakage",
-    [
-        pytest.param(lambda p: replace(p, metadata=replace(p.metadata, labels={k: v for k, v in p.metadata.labels.items() if k != POD_NAME_LABEL})), id="identity-label-TestUpdateIdentity"),
-        pytest.param(lambda p: replace(p, spec=replace(p.spec, volumes=[v for v in p.spec.volumes if v.persistent_volume_claim is None])), id="volumes-TestUpdateStorage"),
-    ],
-)
-def test_a_running_pod_gets_its_identity_and_storage_back(breakage: Callable[[Pod], Pod]) -> None:
-    """updateIdentity / updateStorage through UpdateStatefulPod: the sync fixes the pod."""
+def test_a_running_pod_gets_its_identity_label_back_TestUpdateIdentity() -> None:
+    """updateIdentity through UpdateStatefulPod: the sync puts the pod-name label back."""
     m = Manager(gc=False)
     m.add_set(sts_manifest(1))
     scale_up(m)
     pod = m.pod(0)
-    m.execute(cmd.UpdateObject(object=breakage(pod), reason="test", message=""))
-    assert not (ss._identity_matches(m.sts(), m.pod(0)) and ss._storage_matches(m.sts(), m.pod(0)))
+    labels = {k: v for k, v in pod.metadata.labels.items() if k != POD_NAME_LABEL}
+    m.execute(cmd.UpdateObject(object=replace(pod, metadata=replace(pod.metadata, labels=labels)), reason="test", message=""))
+    assert not ss._identity_matches(m.sts(), m.pod(0))
     done = m.sync()
     assert [c.reason for c in done.updates] == ["identity-restored"]
-    assert ss._identity_matches(m.sts(), m.pod(0)) and ss._storage_matches(m.sts(), m.pod(0))
+    assert ss._identity_matches(m.sts(), m.pod(0))
+
+
+def test_a_pod_whose_volumes_miss_the_claims_gets_the_claims_but_keeps_its_volumes_TestUpdateStorage() -> None:
+    """UpdateStatefulPod: `if !storageMatches { updateStorage; createPersistentVolumeClaims }`;
+    the pod update that follows is refused by pod validation (volumes are immutable), so only
+    the claims appear and the pod is left as it is."""
+    m = Manager(gc=False)
+    m.add_set(sts_manifest(1))
+    scale_up(m)
+    pod = m.pod(0)
+    claims = [v.persistent_volume_claim.claim_name for v in pod.spec.volumes if v.persistent_volume_claim]
+    assert claims
+    kept = [v for v in pod.spec.volumes if v.persistent_volume_claim is None]
+    m.execute(cmd.UpdateObject(object=replace(pod, spec=replace(pod.spec, volumes=kept)), reason="test", message=""))
+    for name in claims:
+        claim = m.cluster.get("PersistentVolumeClaim", NS, name)
+        assert claim is not None
+        m.execute(cmd.delete_of(claim, "test", ""))
+    done = m.sync()
+    assert not done.updates
+    assert all(m.cluster.get("PersistentVolumeClaim", NS, name) is not None for name in claims)
+    assert not ss._storage_matches(m.sts(), m.pod(0))
 
 
 def test_is_running_and_ready_TestIsRunningAndReady() -> None:
