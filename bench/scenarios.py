@@ -190,3 +190,31 @@ def statefulset_scale_up(size: Size) -> Workload:
         Apply(at=at + timedelta(minutes=1), line=line + 1, object=w.statefulset("web:1.0", replicas, policy="OrderedReady")),
     ]
     return Workload(prelude=prelude, operations=operations)
+
+
+@scenario(
+    "deployment-rollout",
+    "a Deployment (kubelets Ready after 10s, 20 pods a node) created, rolled through two new "
+    "templates with maxSurge 25% and maxUnavailable 25%, then `rollout undo` to the previous revision",
+    full=[Size.of(replicas=1_000), Size.of(replicas=10_000)],
+    small=[Size.of(replicas=20), Size.of(replicas=200)],
+    warm_up=Size.of(replicas=4),
+)
+def deployment_rollout(size: Size) -> Workload:
+    from datetime import timedelta
+
+    from engine.operations import Apply, RolloutUndo
+
+    replicas = size.params["replicas"]
+    clock = w.Clock()
+    # 20 pods a node at rest, 25 at the surge's peak: far under the 110 a node takes
+    prelude, at, line = _kubelets_ready_after(clock, max(1, replicas // 20), 10)
+    start = at + timedelta(minutes=1)
+    step = timedelta(hours=1)  # each step long after the last came to rest
+    operations: list[AnyOperation] = [
+        Apply(at=start, line=line + 1, object=w.deployment("web:1.0", replicas)),
+        Apply(at=start + step, line=line + 2, object=w.deployment("web:2.0", replicas)),
+        Apply(at=start + 2 * step, line=line + 3, object=w.deployment("web:3.0", replicas)),
+        RolloutUndo(at=start + 3 * step, line=line + 4, kind="Deployment", namespace="default", name="web", to_revision=0),
+    ]
+    return Workload(prelude=prelude, operations=operations)

@@ -126,3 +126,28 @@ def statefulset(image: str, replicas: int, policy: str = "Parallel", partition: 
             },
         }
     )
+
+
+def deployment(image: str, replicas: int, max_surge: int | str = "25%", max_unavailable: int | str = "25%") -> AnyObject:
+    """A stateless web Deployment at scale, rolled out maxSurge/maxUnavailable at a time."""
+    from engine.objects import decode_object
+
+    return decode_object(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": {"app": "web"}},
+                "strategy": {
+                    "type": "RollingUpdate",
+                    "rollingUpdate": {"maxSurge": max_surge, "maxUnavailable": max_unavailable},
+                },
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": image}]},
+                },
+            },
+        }
+    )

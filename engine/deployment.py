@@ -251,7 +251,6 @@ def reconcile_deployment(d: Deployment, cluster: Cluster, now: datetime) -> list
     selector = from_label_selector(sel)
     claimed, commands = claim(cluster, d, "ReplicaSet", selector)
     rs_list = [r for r in claimed if isinstance(r, ReplicaSet)]
-    pod_map = {rs.metadata.uid: _pods_of(cluster, rs, selector) for rs in rs_list}
     sync = _Sync(d, cluster, now, commands)
     # upstream adopts with a patch but keeps its cached copy: a later write of it conflicts
     for c in commands:
@@ -269,6 +268,9 @@ def reconcile_deployment(d: Deployment, cluster: Cluster, now: datetime) -> list
             elif sync.is_scaling_event(rs_list):
                 sync.sync(rs_list)
             elif d.spec.strategy.type == "Recreate":
+                # upstream's getPodMapForDeployment lists the pods on every sync, but only
+                # rolloutRecreate reads them: built here, the rolling path skips an O(pods) walk
+                pod_map = {rs.metadata.uid: _pods_of(cluster, rs, selector) for rs in rs_list}
                 sync.rollout_recreate(rs_list, pod_map)
             else:
                 sync.rollout_rolling(rs_list)

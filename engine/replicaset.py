@@ -185,15 +185,79 @@ def _later_first(
 def sort_for_deletion(
     pods: Sequence[Pod], ranks: Sequence[int], now: datetime | None, *, deletion_costs: bool = True
 ) -> list[tuple[Pod, int]]:
-    """Pods in ActivePodsWithRanks order, the first to delete first; names break ties."""
+    """Pods in ActivePodsWithRanks order, the first to delete first; names break ties.
 
-    def cmp(x: tuple[Pod, int], y: tuple[Pod, int]) -> int:
-        order, _ = compare_for_deletion(x[0], x[1], y[0], y[1], now, deletion_costs=deletion_costs)
-        if order:
-            return order
-        return (x[0].metadata.name > y[0].metadata.name) - (x[0].metadata.name < y[0].metadata.name)
+    The comparison is `compare_for_deletion`'s, on facts read once per pod rather than once per
+    comparison (readiness, cost, restarts and log2 buckets are the cost of a large scale-down). It
+    stays a comparison, not a key: rules 6 and 8 only decide when the times differ, so a pod's
+    place is not a function of its own facts alone.
+    """
+    facts = [(_deletion_facts(p, r, now, deletion_costs), p, r) for p, r in zip(pods, ranks, strict=True)]
+    return [(p, r) for _, p, r in sorted(facts, key=cmp_to_key(_compare_facts))]
 
-    return sorted(zip(pods, ranks, strict=True), key=cmp_to_key(cmp))
+
+# the facts compare_for_deletion reads, in the order of its rules (see _deletion_facts)
+_Facts = tuple[
+    bool, int, bool, int, int, "datetime | None", int | None, int, "datetime | None", int | None, str, str
+]
+
+
+def _deletion_facts(pod: Pod, rank: int, now: datetime | None, deletion_costs: bool) -> _Facts:
+    """What compare_for_deletion looks at, read once: (assigned, phase ordinal, ready, cost, rank,
+    ready since, its log2 bucket, restarts, created, its log2 bucket, uid, name). A bucket is None
+    where _later_first compares times unscaled (no `now`, or no time)."""
+    ready = is_ready(pod)
+    since = ready_since(pod) if ready else None
+    created = pod.metadata.creation_timestamp
+    return (
+        bool(pod.spec.node_name),
+        PHASE_ORDINAL.get(pod.status.phase, 0),
+        ready,
+        deletion_cost(pod) if deletion_costs else 0,
+        rank,
+        since,
+        log_bucket(since, now) if now is not None and since is not None else None,
+        max_container_restarts(pod),
+        created,
+        log_bucket(created, now) if now is not None and created is not None else None,
+        pod.metadata.uid,
+        pod.metadata.name,
+    )
+
+
+def _later_first_order(t_a: datetime | None, bucket_a: int | None, t_b: datetime | None, bucket_b: int | None, uid_a: str, uid_b: str) -> int:
+    """_later_first's order alone, from precomputed buckets (None: compare times unscaled)."""
+    if bucket_a is None or bucket_b is None:
+        a_first = t_a is None if (t_a is None or t_b is None) else t_a > t_b  # type: ignore[operator]
+        return -1 if a_first else 1
+    if bucket_a == bucket_b:
+        return 0 if uid_a == uid_b else (-1 if uid_a < uid_b else 1)
+    return -1 if bucket_a < bucket_b else 1
+
+
+def _compare_facts(x: tuple[_Facts, Pod, int], y: tuple[_Facts, Pod, int]) -> int:
+    """compare_for_deletion's order on `_deletion_facts`, then names (sort_for_deletion's tie-break)."""
+    a, b = x[0], y[0]
+    if a[0] != b[0]:  # 1. unassigned < assigned
+        return 1 if a[0] else -1
+    if a[1] != b[1]:  # 2. Pending < Unknown < Running
+        return -1 if a[1] < b[1] else 1
+    if a[2] != b[2]:  # 3. not ready < ready
+        return 1 if a[2] else -1
+    if a[3] != b[3]:  # 4. lower pod-deletion-cost first (all 0 with the gate off)
+        return -1 if a[3] < b[3] else 1
+    if a[4] != b[4]:  # 5. more related pods on the node first
+        return -1 if a[4] > b[4] else 1
+    order = 0
+    if a[2] and a[5] != b[5]:  # 6. ready for less time first (both ready: rule 3 passed)
+        order = _later_first_order(a[5], a[6], b[5], b[6], a[10], b[10])
+    elif a[7] != b[7]:  # 7. more container restarts first
+        order = -1 if a[7] > b[7] else 1
+    elif a[8] != b[8]:  # 8. newer first
+        order = _later_first_order(a[8], a[9], b[8], b[9], a[10], b[10])
+    if order:
+        return order
+    return (a[11] > b[11]) - (a[11] < b[11])
 
 
 def sort_active_pods(pods: Sequence[Pod]) -> list[Pod]:
@@ -362,15 +426,17 @@ def reconcile_replicaset(rs: ReplicaSet, cluster: Cluster, now: datetime) -> lis
 def calculate_status(rs: ReplicaSet, active: Sequence[Pod], now: datetime) -> ReplicaSetStatus:
     """Mirrors calculateStatus (no manageReplicas error is possible here) with
     updateReplicaSetStatus' observedGeneration."""
-    template_labels = rs.spec.template.metadata.labels
+    template_labels = rs.spec.template.metadata.labels.items()
+    min_ready = rs.spec.min_ready_seconds
     fully_labeled = ready = available = 0
     for pod in active:
-        labels = pod.metadata.labels
-        if all(labels.get(k) == v for k, v in template_labels.items()):
+        # every template label with its value (label values are strings, never None)
+        if template_labels <= pod.metadata.labels.items():
             fully_labeled += 1
         if is_ready(pod):
             ready += 1
-            if is_available(pod, rs.spec.min_ready_seconds, now):
+            # a ready pod is available at once without minReadySeconds: skip is_available's re-check
+            if min_ready == 0 or is_available(pod, min_ready, now):
                 available += 1
     conditions = [c for c in rs.status.conditions if c.type != REPLICA_FAILURE]
     return replace(
@@ -466,12 +532,17 @@ def related_pods(rs: ReplicaSet, cluster: Cluster) -> list[Pod]:
     ]
     seen: set[str] = set()
     out: list[Pod] = []
+    # siblings share the controller's namespace: list (and sort) its pods once, not once each
+    in_namespace: dict[str, list[KubeObject]] = {}
     for sibling in siblings:
         try:
             selector: Selector = from_label_selector(sibling.spec.selector)
         except SelectorError:
             continue  # an invalid selector matches no pods
-        for pod in cluster.list("Pod", sibling.metadata.namespace):
+        ns = sibling.metadata.namespace
+        if ns not in in_namespace:
+            in_namespace[ns] = cluster.list("Pod", ns)
+        for pod in in_namespace[ns]:
             if isinstance(pod, Pod) and pod.metadata.uid not in seen and selector.matches(pod.metadata.labels):
                 seen.add(pod.metadata.uid)
                 out.append(pod)
