@@ -821,6 +821,10 @@ class _Sync:
         cond = get_condition(d.status, PROGRESSING)
         assert cond is not None and cond.last_update_time is not None
         deadline = cond.last_update_time + timedelta(seconds=d.spec.progress_deadline_seconds or 0)
+        if deadline + timedelta(seconds=1) <= self.now:
+            # less than a second left: upstream requeues rate-limited (enqueueRateLimited), which
+            # re-syncs an unchanged state to no effect; the next real change wakes the key anyway
+            return
         self.commands.append(
             cmd.SetTimer(
                 key=f"{d.metadata.namespace}/{d.metadata.name}",

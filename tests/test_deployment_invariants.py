@@ -1,0 +1,692 @@
+"""Deployment invariants after every step of Hypothesis-generated histories.
+
+`DeploymentMachine` drives one `Engine` (every actor, simulated kubelets) through random
+histories: a few roomy nodes; kubelets that make pods Ready after 0, 5 or 10 seconds, never make
+`web:broken` Ready and crash-loop `web:crash` (Running, never Ready); one Deployment (RollingUpdate
+with maxSurge/maxUnavailable as ints or percents, or Recreate; 0-6 replicas; minReadySeconds 0 or
+5; a progress deadline; a small revisionHistoryLimit), re-applied, its image changed (good images
+and the two bad ones), scaled, paused and resumed, rolled back (`rollout undo`, to the previous
+revision or to one that exists); pods deleted; virtual time advances, or runs until the cluster is
+at rest. Every event is also folded, one at a time, into a second `Cluster` so the rules that
+hold at each event are checked at each event's time:
+
+1. once a RollingUpdate rollout starts from a healthy state (every pod of one ReplicaSet, as many
+   as spec.replicas, available and reported available, nothing paused, no bad image), and for as
+   long as only the template changes (to good images), available pods never drop below
+   replicas - maxUnavailable and non-terminating, non-terminal pods never exceed
+   replicas + maxSurge (mirrors `reconcileNewReplicaSet`, `reconcileOldReplicaSets`,
+   `ResolveFenceposts`); a scaling event, a pause, a bad image or a deleted pod ends that
+   guarantee (`scale` is proportional and ignores availability);
+2. Recreate: a pod of the new ReplicaSet is created only once no pod of another ReplicaSet is in
+   a non-terminal phase (mirrors `rolloutRecreate` / `oldPodsRunning`);
+3. at rest, healthy and not paused: exactly one ReplicaSet has replicas (none when spec.replicas
+   is 0), its template is the Deployment's but for pod-template-hash, and status replicas ==
+   updated == available == spec.replicas (mirrors `DeploymentComplete`);
+4. revision annotations are unique integers, never go down for a ReplicaSet, and at rest the new
+   ReplicaSet has the highest, which the Deployment's own revision annotation repeats;
+5. every ReplicaSet is `<deployment>-<pod-template-hash>`, its selector and template carry that
+   hash, and so does every pod it owns;
+6. after every operation (the loop settled at that instant) a fresh `reconcile_deployment` and a
+   fresh `reconcile_replicaset` of every ReplicaSet return nothing but timers (level-based);
+7. no ReplicaSet is created while the Deployment is paused (mirrors `sync`: getAllReplicaSets
+   with createIfNotExisted false).
+
+Where upstream itself does not converge, the checks step aside and say so (`note`): a Deployment
+stuck in the scaling-event path (`stuck_in_scaling_event`), a Recreate rollout waiting for
+terminating old pods, and a Recreate Deployment that upstream's `deletePod` does not wake (resynced
+here, as upstream's informers would be). A progress-deadline requeue that was already due once
+looped at one instant (found here, fixed in `_requeue_stuck`; `test_a_deadline_requeue_in_the_past_does_not_loop`).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import msgspec
+from hypothesis import HealthCheck, note, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from engine import commands as cmd
+from engine import events as ev
+from engine import operations as op
+from engine.actors import default_actors
+from engine.deployment import NAME, reconcile_deployment
+from engine.events import KubeletPolicy
+from engine.loop import Engine
+from engine.objects import Deployment, KubeObject, Pod, ReplicaSet, decode_object
+from engine.ownership import controller_ref
+from engine.pods import is_available
+from engine.replicaset import reconcile_replicaset
+from engine.rollouts import (
+    DESIRED_REPLICAS,
+    HASH_LABEL,
+    REVISION,
+    equal_ignore_hash,
+    find_new_replica_set,
+    max_surge,
+    max_unavailable,
+    replicas,
+)
+from engine.state import Cluster
+
+T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
+NS = "default"
+D_NAME = "web"
+APP = {"app": "web"}
+
+NODE_NAMES = ("n1", "n2", "n3")
+GOOD = ("web:1", "web:2", "web:3")
+BROKEN = "web:broken"  # Running, never Ready (neverReadyImages)
+CRASH = "web:crash"  # CrashLoopBackOff: Running, never Ready (failImages, restartPolicy Always)
+BAD = (BROKEN, CRASH)
+HOLD = "example.com/hold"  # a pod finalizer nobody but the `release_pod` rule removes
+IMAGES = st.sampled_from((*GOOD, *GOOD, BROKEN, CRASH))
+READY_AFTER = st.sampled_from([0.0, 5.0, 10.0])
+# (maxSurge, maxUnavailable) pairs validation accepts: not both zero; percents of small replica
+# counts round to 0 (25% of 3 → surge 1, unavailable 0; 0/25% of 3 → unavailable 1 by the 0/0 rule)
+FENCEPOSTS = st.sampled_from(
+    [
+        (1, 0),
+        (0, 1),
+        (1, 1),
+        (2, 0),
+        (0, 2),
+        (2, 1),
+        ("25%", "25%"),
+        ("25%", 0),
+        (0, "25%"),
+        ("50%", "50%"),
+        (1, "25%"),
+        ("25%", 2),
+        ("100%", 0),
+        (0, "100%"),
+    ]
+)
+
+
+# --- building and describing ------------------------------------------------------------------
+
+
+def node(name: str) -> KubeObject:
+    return decode_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}], "allocatable": {"pods": "100"}},
+        }
+    )
+
+
+def deployment(
+    *,
+    image: str,
+    count: int,
+    strategy: str,
+    fenceposts: tuple[int | str, int | str],
+    min_ready_seconds: int,
+    progress_deadline: int | None,
+    history_limit: int,
+    hold: bool = False,
+) -> Deployment:
+    update: dict[str, Any] = {"type": strategy}
+    if strategy == "RollingUpdate":
+        update["rollingUpdate"] = {"maxSurge": fenceposts[0], "maxUnavailable": fenceposts[1]}
+    spec: dict[str, Any] = {
+        "replicas": count,
+        "selector": {"matchLabels": APP},
+        "strategy": update,
+        "minReadySeconds": min_ready_seconds,
+        "revisionHistoryLimit": history_limit,
+        "template": {"metadata": {"labels": APP}, "spec": {"containers": [{"name": "web", "image": image}]}},
+    }
+    if hold:  # pods keep terminating (phase Running) until a rule releases them
+        spec["template"]["metadata"]["finalizers"] = [HOLD]
+    if progress_deadline is not None:
+        spec["progressDeadlineSeconds"] = progress_deadline
+    obj = decode_object({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": D_NAME, "namespace": NS}, "spec": spec})
+    assert isinstance(obj, Deployment)
+    return obj
+
+
+DEPLOYMENTS = st.builds(
+    deployment,
+    image=IMAGES,
+    count=st.integers(min_value=0, max_value=6),
+    strategy=st.sampled_from(["RollingUpdate", "RollingUpdate", "RollingUpdate", "Recreate"]),
+    fenceposts=FENCEPOSTS,
+    min_ready_seconds=st.sampled_from([0, 0, 5]),
+    progress_deadline=st.sampled_from([None, 30]),
+    history_limit=st.sampled_from([0, 1, 2]),
+    hold=st.sampled_from([False, False, True]),
+)
+
+
+def image_of(obj: Deployment | ReplicaSet | Pod) -> str:
+    spec = obj.spec if isinstance(obj, Pod) else obj.spec.template.spec
+    return spec.containers[0].image
+
+
+def brief_d(d: Deployment) -> str:
+    s = d.spec
+    return (
+        f"Deployment image={image_of(d)} replicas={s.replicas} strategy={msgspec.to_builtins(s.strategy)} "
+        f"minReadySeconds={s.min_ready_seconds} progressDeadlineSeconds={s.progress_deadline_seconds} "
+        f"revisionHistoryLimit={s.revision_history_limit} paused={s.paused} finalizers={s.template.metadata.finalizers}"
+    )
+
+
+def brief_pod(pod: Pod, at: datetime, min_ready: int) -> str:
+    return msgspec.json.encode(
+        {
+            "name": pod.metadata.name,
+            "image": image_of(pod),
+            "phase": pod.status.phase,
+            "deleting": pod.metadata.deletion_timestamp is not None,
+            "available": is_available(pod, min_ready, at),
+            "ready": [(c.status, c.last_transition_time) for c in pod.status.conditions if c.type == "Ready"],
+        }
+    ).decode()
+
+
+def brief_rs(rs: ReplicaSet) -> str:
+    return (
+        f"{rs.metadata.name}(rev {rs.metadata.annotations.get(REVISION)}, image {image_of(rs)}, spec {rs.spec.replicas}, "
+        f"status {rs.status.replicas}/{rs.status.available_replicas} avail, desired-ann {rs.metadata.annotations.get(DESIRED_REPLICAS)})"
+    )
+
+
+def describe(operation: op.Operation) -> str:
+    fields = {
+        k: v
+        for k, v in msgspec.structs.asdict(operation).items()
+        if k not in ("actor", "cause", "line", "at") and v not in (None, "", [], {})
+    }
+    obj = fields.pop("object", None)
+    head = f"{type(operation).__name__} at +{(operation.at - T0).total_seconds():g}s"
+    if isinstance(obj, Deployment):
+        return f"{head}: {brief_d(obj)}"
+    if obj is not None:
+        return f"{head}: {type(obj).__name__} {obj.metadata.name}"
+    return f"{head}: {msgspec.json.encode(fields).decode()}"
+
+
+# --- what the invariants compute, from a cluster alone ----------------------------------------------
+
+
+def the_deployment(cluster: Cluster) -> Deployment | None:
+    d = cluster.get("Deployment", NS, D_NAME)
+    return d if isinstance(d, Deployment) and d.metadata.deletion_timestamp is None else None
+
+
+def owned_rss(cluster: Cluster, d: Deployment) -> list[ReplicaSet]:
+    return sorted(
+        (
+            r
+            for r in cluster.by_owner(d.metadata.uid, "ReplicaSet")
+            if isinstance(r, ReplicaSet) and (ref := controller_ref(r)) is not None and ref.uid == d.metadata.uid
+        ),
+        key=lambda r: r.metadata.name,
+    )
+
+
+def pods_of(cluster: Cluster, rs: ReplicaSet) -> list[Pod]:
+    return [
+        p
+        for p in cluster.by_owner(rs.metadata.uid, "Pod")
+        if isinstance(p, Pod) and (ref := controller_ref(p)) is not None and ref.uid == rs.metadata.uid
+    ]
+
+
+def live(pod: Pod) -> bool:
+    """Counts toward maxSurge: not terminating, not in a terminal phase."""
+    return pod.metadata.deletion_timestamp is None and pod.status.phase not in ("Succeeded", "Failed")
+
+
+def non_terminal(pod: Pod) -> bool:
+    """Blocks a Recreate rollout (oldPodsRunning): terminating pods still count."""
+    return pod.status.phase not in ("Succeeded", "Failed")
+
+
+def revision_of(rs: ReplicaSet) -> str | None:
+    return rs.metadata.annotations.get(REVISION)
+
+
+def healthy(cluster: Cluster, d: Deployment, at: datetime) -> str | None:
+    """None when `d`'s pods are all of one ReplicaSet, as many as spec.replicas, all available and
+    reported available by that ReplicaSet's status, which the Deployment controller has scaled for
+    these replicas (no scaling event pending); else why not."""
+    n = replicas(d)
+    active = [rs for rs in owned_rss(cluster, d) if replicas(rs) > 0 or pods_of(cluster, rs)]
+    if n == 0:
+        return None if not active else f"replica sets still active: {[brief_rs(r) for r in active]}"
+    if len(active) != 1:
+        return f"{len(active)} replica sets active: {[brief_rs(r) for r in active]}"
+    (rs,) = active
+    pods = [p for p in pods_of(cluster, rs) if live(p)]
+    if len(pods) != n or replicas(rs) != n or rs.status.available_replicas != n or rs.metadata.annotations.get(DESIRED_REPLICAS) != str(n):
+        return f"not settled at {n} replicas: {brief_rs(rs)} with {len(pods)} live pods"
+    unavailable = [p.metadata.name for p in pods if not is_available(p, d.spec.min_ready_seconds, at)]
+    return f"pods not available: {unavailable}" if unavailable else None
+
+
+def stuck_in_scaling_event(d: Deployment, rss: list[ReplicaSet]) -> str:
+    """Why upstream would never leave the scaling-event path for `d` (so never roll out), or "".
+
+    `isScalingEvent` is true while an active ReplicaSet's desired-replicas annotation differs from
+    spec.replicas, and only `scale` rewrites the annotations; it cannot when (a) the Deployment is
+    Recreate with several active ReplicaSets (`scale` proportionally scales RollingUpdate only, and
+    returns nil otherwise), or (b) the one active ReplicaSet already has spec.replicas (`scale`
+    returns before `scaleReplicaSet`; kubernetes/kubernetes#138036 proposes to fix that).
+    Both are in sync.go `scale` as of v1.33."""
+    n = replicas(d)
+    active = [r for r in rss if replicas(r) > 0]
+    stale = [r.metadata.name for r in active if r.metadata.annotations.get(DESIRED_REPLICAS, str(n)) != str(n)]
+    if not stale:
+        return ""
+    if d.spec.strategy.type == "Recreate" and len(active) > 1:
+        return f"Recreate with {len(active)} active replica sets and stale desired-replicas on {stale}"
+    if len(active) == 1 and replicas(active[0]) == n:
+        return f"the only active replica set {active[0].metadata.name} has {n} replicas and a stale desired-replicas"
+    return ""
+
+
+def engine() -> Engine:
+    return Engine(controllers=default_actors())
+
+
+def rollout_params(d: Deployment) -> tuple[int, str, int, int, int]:
+    """What must not change while a rolling-update guarantee is being checked."""
+    return (replicas(d), msgspec.json.encode(d.spec.strategy).decode(), d.spec.min_ready_seconds, max_surge(d), max_unavailable(d))
+
+
+# =============================================================================================
+# The state machine
+# =============================================================================================
+
+
+class DeploymentMachine(RuleBasedStateMachine):
+    """One engine, one Deployment, random histories; the invariants hold after every step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.engine = engine()
+        self.now = T0
+        self.shadow = Cluster()
+        self.violations: list[str] = []
+        self.revision_seen: dict[str, int] = {}  # ReplicaSet uid -> highest revision seen
+        self.events = 0
+        # the rolling-update guarantee being checked: (replicas, strategy, minReady, surge, unavailable)
+        self.window: tuple[int, str, int, int, int] | None = None
+        self.window_why = ""
+        # a Recreate rollout that started from one ReplicaSet with pods (not a strategy switch mid-rollout)
+        self.recreate_clean = False
+        self.ready_after = 0.0
+        self.engine.run([op.ConfigureKubelet(at=self.now, policy=self.policy())])
+        for name in NODE_NAMES:
+            self.engine.run([op.Apply(at=self.now, object=node(name))])
+        self.take()
+
+    def policy(self) -> KubeletPolicy:
+        return KubeletPolicy(ready_after_seconds=self.ready_after, never_ready_images=[BROKEN], fail_images=[CRASH])
+
+    # --- driving the engine --------------------------------------------------------------------
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.engine.cluster
+
+    def run(self, operation: op.Operation) -> None:
+        note(describe(operation))
+        try:
+            self.engine.run([operation])
+        finally:
+            self.take()
+        self.check_settled()
+
+    def take(self) -> None:
+        for event in self.engine.take_events():
+            self.fold(event)
+        if self.engine.now is not None and self.engine.now > self.now:
+            self.now = self.engine.now
+
+    def d(self) -> Deployment | None:
+        return the_deployment(self.cluster)
+
+    def pods(self) -> list[Pod]:
+        d = self.d()
+        if d is None:
+            return []
+        return [p for rs in owned_rss(self.cluster, d) for p in pods_of(self.cluster, rs) if p.metadata.deletion_timestamp is None]
+
+    def all_pods(self) -> list[Pod]:
+        return [p for p in self.cluster.list("Pod", NS) if isinstance(p, Pod)]
+
+    # --- the fold, event by event ------------------------------------------------------------------
+
+    def violation(self, event: ev.Event, text: str) -> None:
+        self.violations.append(f"event {event.position} at +{(event.at - T0).total_seconds():g}s ({type(event).__name__} by {event.by or '-'}: {event.reason}: {event.message}): {text}")
+
+    def fold(self, event: ev.Event) -> None:
+        self.events += 1
+        before = self.shadow
+        obj = event.object if isinstance(event, ev.ObjectEvent) else None
+        d_before = the_deployment(before)
+        if isinstance(obj, Deployment) and not isinstance(event, ev.StatusUpdated):
+            self.deployment_changed(event, d_before, obj)
+        if isinstance(event, ev.ObjectCreated) and isinstance(obj, ReplicaSet) and d_before is not None and d_before.spec.paused:
+            self.violation(event, f"replica set {obj.metadata.name} created while the deployment is paused")  # 7
+        if isinstance(event, ev.ObjectCreated) and isinstance(obj, Pod):
+            self.check_recreate(event, obj)
+        self.shadow.evolve(event)
+        self.recreate_clean = self.recreate_clean or self.one_generation_of_pods()
+        self.check_rolling(event)
+        self.check_revisions(event)
+        self.check_hashes(event)
+
+    def deployment_changed(self, event: ev.Event, old: Deployment | None, new: Deployment) -> None:
+        """Open, keep or close the rolling-update guarantee (invariant 1) and the Recreate one."""
+        good = image_of(new) not in BAD and not new.spec.paused and new.spec.strategy.type == "RollingUpdate"
+        if self.window is not None and (not good or rollout_params(new) != self.window):
+            note(f"  event {event.position}: rolling-update guarantee ends ({brief_d(new)})")
+            self.window = None
+        if self.window is None and good and old is not None and rollout_params(old) == rollout_params(new) and not old.spec.paused:
+            why = healthy(self.shadow, old, event.at)
+            if why is None:
+                self.window = rollout_params(new)
+                self.window_why = f"event {event.position} at +{(event.at - T0).total_seconds():g}s: {brief_d(new)}"
+                note(f"  event {event.position}: rolling-update guarantee starts, surge {self.window[3]}, unavailable {self.window[4]}")
+        if new.spec.strategy.type != "Recreate" or new.spec.paused or old is None or old.spec.strategy.type != "Recreate":
+            # paused, `sync` scales the latest ReplicaSet whatever old pods still run (FindActiveOrLatest);
+            # after a switch to Recreate the new ReplicaSet may already have pods
+            self.recreate_clean = False
+
+    def one_generation_of_pods(self) -> bool:
+        """A Recreate Deployment, not paused, whose non-terminal pods are all of one ReplicaSet:
+        from here on rolloutRecreate alone decides when a new ReplicaSet gets pods."""
+        d = the_deployment(self.shadow)
+        if d is None or d.spec.strategy.type != "Recreate" or d.spec.paused:
+            return False
+        owners = {rs.metadata.uid for rs in owned_rss(self.shadow, d) for p in pods_of(self.shadow, rs) if non_terminal(p)}
+        return len(owners) <= 1
+
+    def check_rolling(self, event: ev.Event) -> None:
+        """Invariant 1, after the event: within maxUnavailable and maxSurge."""
+        d = the_deployment(self.shadow)
+        if self.window is None or d is None:
+            return
+        n, _, min_ready, surge, unavailable = self.window
+        pods = [p for rs in owned_rss(self.shadow, d) for p in pods_of(self.shadow, rs) if live(p)]
+        available = [p for p in pods if is_available(p, min_ready, event.at)]
+        if len(available) < n - unavailable or len(pods) > n + surge:
+            rss = [brief_rs(r) for r in owned_rss(self.shadow, d)]
+            self.violation(
+                event,
+                f"{len(available)} available and {len(pods)} live pods, but replicas {n} with maxUnavailable "
+                f"{unavailable} and maxSurge {surge} allow {n - unavailable}..{n + surge} (guarantee since "
+                f"{self.window_why}); replica sets {rss}; pods {[brief_pod(p, event.at, min_ready) for p in pods]}",
+            )
+            self.window = None  # report the first breach only
+
+    def check_recreate(self, event: ev.Event, pod: Pod) -> None:
+        """Invariant 2, before the pod's creation is folded."""
+        d = the_deployment(self.shadow)
+        ref = controller_ref(pod)
+        if d is None or ref is None or d.spec.strategy.type != "Recreate" or not self.recreate_clean:
+            return
+        others = [
+            p
+            for rs in owned_rss(self.shadow, d)
+            if rs.metadata.uid != ref.uid
+            for p in pods_of(self.shadow, rs)
+            if non_terminal(p)
+        ]
+        if others:
+            self.violation(
+                event,
+                f"Recreate: pod {pod.metadata.name} of {ref.name} created while pods of other replica sets are not terminal: "
+                f"{[brief_pod(p, event.at, d.spec.min_ready_seconds) for p in others]}",
+            )
+
+    def check_revisions(self, event: ev.Event) -> None:
+        """Invariant 4, at every ReplicaSet event: unique integers that never go down."""
+        if not (isinstance(event, ev.ObjectEvent) and isinstance(event.object, ReplicaSet)):
+            return
+        d = the_deployment(self.shadow)
+        if d is None:
+            return
+        rss = owned_rss(self.shadow, d)
+        texts = [(r.metadata.name, revision_of(r)) for r in rss]
+        numbers = []
+        for name, text in texts:
+            if text is None or not text.isdigit():
+                self.violation(event, f"replica set {name} has revision {text!r}, not an integer")
+                continue
+            numbers.append(int(text))
+        if len(numbers) != len(set(numbers)):
+            self.violation(event, f"revision numbers repeat: {texts}")
+        for rs in rss:
+            text = revision_of(rs)
+            if text is None or not text.isdigit():
+                continue
+            seen = self.revision_seen.get(rs.metadata.uid, 0)
+            if int(text) < seen:
+                self.violation(event, f"revision of {rs.metadata.name} went from {seen} down to {text}")
+            self.revision_seen[rs.metadata.uid] = max(seen, int(text))
+
+    def check_hashes(self, event: ev.Event) -> None:
+        """Invariant 5, at every ReplicaSet or Pod event."""
+        obj = event.object if isinstance(event, ev.ObjectEvent) else None
+        d = the_deployment(self.shadow)
+        if d is None:
+            return
+        if isinstance(obj, ReplicaSet):
+            rs = obj
+            hash_ = rs.metadata.labels.get(HASH_LABEL)
+            selector = rs.spec.selector.match_labels if rs.spec.selector else {}
+            if (
+                not hash_
+                or rs.metadata.name != f"{D_NAME}-{hash_}"
+                or rs.spec.template.metadata.labels.get(HASH_LABEL) != hash_
+                or selector.get(HASH_LABEL) != hash_
+            ):
+                self.violation(
+                    event,
+                    f"replica set {rs.metadata.name}: label hash {hash_}, template hash "
+                    f"{rs.spec.template.metadata.labels.get(HASH_LABEL)}, selector {selector}",
+                )
+        if isinstance(obj, Pod):
+            ref = controller_ref(obj)
+            owner = self.shadow.get("ReplicaSet", NS, ref.name) if ref is not None else None
+            if isinstance(owner, ReplicaSet) and owner.metadata.uid == ref.uid:  # type: ignore[union-attr]
+                if obj.metadata.labels.get(HASH_LABEL) != owner.metadata.labels.get(HASH_LABEL):
+                    self.violation(
+                        event,
+                        f"pod {obj.metadata.name} has pod-template-hash {obj.metadata.labels.get(HASH_LABEL)}, "
+                        f"its replica set {owner.metadata.name} {owner.metadata.labels.get(HASH_LABEL)}",
+                    )
+
+    def check_settled(self) -> None:
+        """Invariant 6: the loop settled at this instant, so fresh syncs find nothing to do."""
+        assert not any(self.engine.dirty.values()), "the engine is not settled"
+        d = self.d()
+        if d is None or self.engine.now is None:
+            return
+        now = self.engine.now
+        pending = [c for c in reconcile_deployment(d, self.cluster, now) if not isinstance(c, cmd.SetTimer)]
+        if d.spec.strategy.type == "Recreate" and pending and "Recreate: no old pod is left" in pending[0].message:
+            # The last old pod went without waking the Deployment, as upstream's deletePod does
+            # not either (it enqueues a Recreate Deployment only when no pod of any of its
+            # ReplicaSets is left, and only if the pod's ReplicaSet still exists): upstream
+            # rolls on at the informers' periodic resync, which the engine does not model. Resync.
+            note(f"  resync (upstream's informer resync; deletePod did not enqueue): {pending[0].message}")
+            self.engine.dirty[NAME][f"{NS}/{D_NAME}"] = self.cluster.position
+            self.engine.settle()
+            self.take()
+            d = self.d()
+            assert d is not None
+        extra = [c for c in reconcile_deployment(d, self.cluster, now) if not isinstance(c, cmd.SetTimer)]
+        assert not extra, f"a settled deployment still syncs: {[(type(c).__name__, c.reason, c.message) for c in extra]}"
+        for rs in owned_rss(self.cluster, d):
+            extra = [c for c in reconcile_replicaset(rs, self.cluster, now) if not isinstance(c, cmd.SetTimer)]
+            assert not extra, f"settled replica set {rs.metadata.name} still syncs: {[(type(c).__name__, c.reason, c.message) for c in extra]}"
+
+    # --- rules ----------------------------------------------------------------------------------
+
+    @initialize(ready_after=READY_AFTER, d=DEPLOYMENTS)
+    def start(self, ready_after: float, d: Deployment) -> None:
+        """Kubelets with a readiness delay, then the Deployment."""
+        if ready_after:
+            self.configure_kubelet(ready_after)
+        self.run(op.Apply(at=self.now, object=d))
+
+    @rule(d=DEPLOYMENTS)
+    def apply_deployment(self, d: Deployment) -> None:
+        self.run(op.Apply(at=self.now, object=d))
+
+    @precondition(lambda self: self.d() is not None)
+    @rule(image=IMAGES)
+    def set_image(self, image: str) -> None:
+        patch = [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": image}]
+        self.run(op.Patch(at=self.now, kind="Deployment", namespace=NS, name=D_NAME, json_patch=patch))
+
+    @precondition(lambda self: self.d() is not None)
+    @rule(count=st.integers(min_value=0, max_value=6))
+    def scale(self, count: int) -> None:
+        self.run(op.Scale(at=self.now, kind="Deployment", namespace=NS, name=D_NAME, replicas=count))
+
+    @precondition(lambda self: self.d() is not None)
+    @rule(paused=st.booleans())
+    def pause_or_resume(self, paused: bool) -> None:
+        kind = op.RolloutPause if paused else op.RolloutResume
+        self.run(kind(at=self.now, kind="Deployment", namespace=NS, name=D_NAME))
+
+    @precondition(lambda self: self.d() is not None)
+    @rule(data=st.data())
+    def rollout_undo(self, data: st.DataObject) -> None:
+        d = self.d()
+        assert d is not None
+        numbers = sorted(int(t) for r in owned_rss(self.cluster, d) if (t := revision_of(r)) is not None and t.isdigit())
+        to = data.draw(st.sampled_from([0, *numbers]), label="toRevision")
+        try:
+            self.run(op.RolloutUndo(at=self.now, kind="Deployment", namespace=NS, name=D_NAME, to_revision=to))
+        except op.Rejected as exc:
+            # fair refusals only: paused, or nothing to go back to (`to` otherwise exists)
+            assert d.spec.paused or (to == 0 and "no rollout history" in str(exc)), str(exc)
+            note(f"  refused: {exc}")
+
+    @precondition(lambda self: bool(self.pods()))
+    @rule(data=st.data())
+    def delete_pod(self, data: st.DataObject) -> None:
+        pod = data.draw(st.sampled_from(sorted(p.metadata.name for p in self.pods())), label="pod")
+        if self.window is not None:
+            note("  rolling-update guarantee ends: a pod is deleted by hand")
+            self.window = None
+        self.run(op.Delete(at=self.now, kind="Pod", namespace=NS, name=pod))
+
+    @precondition(lambda self: any(p.metadata.deletion_timestamp is not None for p in self.all_pods()))
+    @rule(data=st.data())
+    def release_pod(self, data: st.DataObject) -> None:
+        """Remove the finalizer of a terminating pod: it goes."""
+        names = sorted(p.metadata.name for p in self.all_pods() if p.metadata.deletion_timestamp is not None)
+        pod = data.draw(st.sampled_from(names), label="pod")
+        self.run(op.Patch(at=self.now, kind="Pod", namespace=NS, name=pod, merge={"metadata": {"finalizers": None}}))
+
+    @rule(ready_after=READY_AFTER)
+    def configure_kubelet(self, ready_after: float) -> None:
+        self.ready_after = ready_after
+        self.run(op.ConfigureKubelet(at=self.now, policy=self.policy()))
+
+    @rule(seconds=st.sampled_from([1, 3, 5, 6, 11, 20, 40]))
+    def advance(self, seconds: int) -> None:
+        self.now += timedelta(seconds=seconds)
+        self.run(op.Advance(at=self.now))
+
+    @rule()
+    def run_to_rest(self) -> None:
+        settled = self.engine.finish()
+        note(f"finish: {settled}")
+        self.take()
+        self.check_settled()
+        assert settled.at_rest, f"no rest within the settle limit: {settled}"
+        self.check_at_rest()
+
+    def check_at_rest(self) -> None:
+        """Invariants 3 and 4 (the new ReplicaSet has the highest revision) at rest."""
+        d = self.d()
+        if d is None or d.spec.paused or image_of(d) in BAD:
+            return
+        rss = owned_rss(self.cluster, d)
+        listing = [brief_rs(r) for r in rss]
+        held = [p.metadata.name for r in rss if r is not find_new_replica_set(d, rss) for p in pods_of(self.cluster, r) if non_terminal(p) and p.metadata.deletion_timestamp is not None]
+        if d.spec.strategy.type == "Recreate" and held:
+            note(f"  at rest, Recreate waits for terminating old pods {held} (oldPodsRunning)")
+            return
+        stuck = stuck_in_scaling_event(d, rss)
+        if stuck:
+            note(f"  at rest but stuck as upstream is: {stuck}")
+            return
+        n = replicas(d)
+        new = find_new_replica_set(d, rss)
+        assert new is not None, f"at rest, no replica set has the template of {brief_d(d)}: {listing}"
+        active = [r for r in rss if replicas(r) > 0]
+        if n == 0:
+            assert not active, f"at rest with replicas 0, replica sets still have replicas: {listing}"
+        else:
+            assert [r.metadata.name for r in active] == [new.metadata.name], (
+                f"at rest, the active replica sets are {[r.metadata.name for r in active]}, not just the new "
+                f"{new.metadata.name}: {listing}"
+            )
+        assert equal_ignore_hash(new.spec.template, d.spec.template)
+        s = d.status
+        assert (s.replicas, s.updated_replicas, s.available_replicas) == (n, n, n), (
+            f"at rest, status replicas/updated/available {s.replicas}/{s.updated_replicas}/{s.available_replicas}, "
+            f"spec.replicas {n}: {listing}"
+        )
+        top = max(int(t) for r in rss if (t := revision_of(r)) is not None and t.isdigit())
+        assert revision_of(new) == str(top), f"at rest, the new replica set {new.metadata.name} is not the highest revision: {listing}"
+        assert d.metadata.annotations.get(REVISION) == str(top), (
+            f"at rest, the deployment's revision annotation is {d.metadata.annotations.get(REVISION)}, the new replica set's {top}"
+        )
+
+    # --- invariants -----------------------------------------------------------------------------
+
+    @invariant()
+    def inv0_the_fold_agrees_with_the_engine(self) -> None:
+        assert self.shadow.position == self.cluster.position == self.events
+
+    @invariant()
+    def inv_every_event_kept_the_rules(self) -> None:
+        assert not self.violations, "\n".join(self.violations)
+
+
+TestDeploymentInvariants = DeploymentMachine.TestCase
+TestDeploymentInvariants.settings = settings(
+    max_examples=100,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
+def test_a_deadline_requeue_in_the_past_does_not_loop() -> None:
+    """Found by this machine: a Deployment rolled out more than progressDeadlineSeconds ago loses a
+    pod; requeueStuckDeployment returns 0 (less than a second left), which upstream turns into a
+    rate-limited requeue, not a re-sync at the same instant forever."""
+    t0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
+    e = engine()
+    node = decode_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"conditions": [{"type": "Ready", "status": "True"}], "allocatable": {"pods": "110"}}})
+    d = decode_object({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "web:1"}]}}},
+    })
+    e.run([op.ConfigureKubelet(at=t0, policy=KubeletPolicy(ready_after_seconds=5)), op.Apply(at=t0, object=node), op.Apply(at=t0, object=d)])
+    assert e.finish().at_rest
+    victim = next(p for p in e.cluster.list("Pod", "default") if isinstance(p, Pod))
+    e.run([op.Delete(at=t0 + timedelta(minutes=20), kind="Pod", namespace="default", name=victim.metadata.name)])
+    assert e.finish().at_rest
+    web = e.cluster.get("Deployment", "default", "web")
+    assert isinstance(web, Deployment) and web.status.available_replicas == 2
