@@ -10,13 +10,13 @@ which nodes update first is deterministic (upstream only fixes the counts).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
 from engine import commands as cmd
 from engine import events as ev
 from engine.hashing import template_hash
+from engine.intstr import scaled_value
 from engine.nodeaffinity import (
     pod_target_node,
     required_node_affinity_matches,
@@ -93,14 +93,8 @@ def creation_order(pod: Pod) -> tuple[bool, datetime, str]:
 
 
 def scaled(value: int | str | None, total: int, round_up: bool) -> int:
-    """Mirrors intstr.GetScaledValueFromIntOrPercent."""
-    if value is None:
-        return 0
-    if isinstance(value, int):
-        return value
-    percent = int(value.rstrip("%"))
-    exact = percent * total / 100
-    return math.ceil(exact) if round_up else math.floor(exact)
+    """Mirrors intstr.GetScaledValueFromIntOrPercent, an unset value being 0."""
+    return 0 if value is None else scaled_value(value, total, round_up)
 
 
 # --- the controller -----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
+from engine.intstr import scaled_value
 from engine.objects import (
     Deployment,
     DeploymentStatus,
@@ -65,20 +66,6 @@ def replicas(obj: Deployment | ReplicaSet) -> int:
     """`*spec.replicas` (the API server defaults an unset value to 1)."""
     value = obj.spec.replicas
     return 1 if value is None else value
-
-
-def scaled_value(value: IntOrString, total: int, round_up: bool) -> int:
-    """Mirrors intstr.GetScaledValueFromIntOrPercent; a string without `%` is an error."""
-    if isinstance(value, int):
-        return value
-    if not value.endswith("%"):
-        raise ValueError(f"invalid value for IntOrString: invalid type: string is not a percentage: {value!r}")
-    try:
-        percent = int(value[:-1])
-    except ValueError:
-        raise ValueError(f"invalid value for IntOrString: invalid value {value!r}") from None
-    exact = percent * total / 100
-    return math.ceil(exact) if round_up else math.floor(exact)
 
 
 def resolve_fenceposts(max_surge: IntOrString | None, max_unavailable: IntOrString | None, desired: int) -> tuple[int, int]:

@@ -28,6 +28,7 @@ from functools import lru_cache
 from engine import commands as cmd
 from engine import events as ev
 from engine.hashing import revision_data, statefulset_revision_hash, with_go_zero_values
+from engine.intstr import scaled_value
 from engine.objects import (
     API_VERSIONS,
     ControllerRevision,
@@ -755,11 +756,7 @@ def max_unavailable_of(value: int | str | None, replicas: int) -> int:
     """Mirrors getStatefulSetMaxUnavailable: rounded down, at least 1."""
     if value is None:
         return 1
-    if isinstance(value, int):
-        scaled = value
-    else:
-        scaled = int(value.rstrip("%")) * replicas // 100
-    return max(scaled, 1)
+    return max(scaled_value(value, replicas, False), 1)
 
 
 def _status(sts: StatefulSet, rev: Revisions, pods: list[Pod], now: datetime) -> StatefulSetStatus:
