@@ -33,7 +33,7 @@ from engine.objects import (
     replace,
     to_builtins,
 )
-from engine.ownership import claim, controller_ref, owner_ref_to
+from engine.ownership import claim, controller_keys, owner_ref_to
 from engine.pods import availability_timers, is_available, is_ready, is_terminating
 from engine.revisions import HASH_LABEL, cleanup_history, construct_history, template_data
 from engine.selectors import from_label_selector
@@ -112,9 +112,9 @@ class DaemonSetController:
                 return _all_daemonsets(cluster)
             if isinstance(obj, Pod) or type(obj).__name__ == "ControllerRevision":
                 # mirrors updatePod: a changed controllerRef wakes the old controller too
-                keys = _controller_keys(obj, cluster)
+                keys = controller_keys(obj, cluster, "DaemonSet")
                 if isinstance(before, KubeObject):
-                    keys += [k for k in _controller_keys(before, cluster) if k not in keys]
+                    keys += [k for k in controller_keys(before, cluster, "DaemonSet") if k not in keys]
                 return keys
         elif isinstance(event, ev.ObjectDeleted):
             if event.kind == "Node":
@@ -134,18 +134,6 @@ class DaemonSetController:
 
 def _all_daemonsets(cluster: Cluster) -> list[str]:
     return [f"{d.metadata.namespace}/{d.metadata.name}" for d in cluster.list("DaemonSet")]
-
-
-def _controller_keys(obj: KubeObject, cluster: Cluster) -> list[str]:
-    """The DaemonSet controlling `obj`, or (an orphan) every DaemonSet whose selector matches."""
-    ref = controller_ref(obj)
-    if ref is not None:
-        return [f"{obj.metadata.namespace}/{ref.name}"] if ref.kind == "DaemonSet" else []
-    return [
-        f"{d.metadata.namespace}/{d.metadata.name}"
-        for d in cluster.list("DaemonSet", obj.metadata.namespace)
-        if isinstance(d, DaemonSet) and from_label_selector(d.spec.selector).matches(obj.metadata.labels)
-    ]
 
 
 def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[cmd.Command]:

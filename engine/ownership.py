@@ -11,12 +11,25 @@ from collections.abc import Callable
 
 from engine import commands as cmd
 from engine.objects import API_VERSIONS, KubeObject, OwnerReference, kind_of, replace
-from engine.selectors import Selector
+from engine.selectors import Selector, from_label_selector
 from engine.state import Cluster
 
 
 def controller_ref(obj: KubeObject) -> OwnerReference | None:
     return next((r for r in obj.metadata.owner_references if r.controller), None)
+
+
+def controller_keys(obj: KubeObject, cluster: Cluster, kind: str) -> list[str]:
+    """The `kind` controlling `obj`, or (an orphan) every `kind` whose selector matches it: who
+    the DaemonSet and StatefulSet pod handlers (addPod/updatePod) wake."""
+    ref = controller_ref(obj)
+    if ref is not None:
+        return [f"{obj.metadata.namespace}/{ref.name}"] if ref.kind == kind else []
+    return [
+        f"{w.metadata.namespace}/{w.metadata.name}"
+        for w in cluster.list(kind, obj.metadata.namespace)
+        if from_label_selector(w.spec.selector).matches(obj.metadata.labels)  # type: ignore[attr-defined]
+    ]
 
 
 def owner_ref_to(owner: KubeObject) -> OwnerReference:

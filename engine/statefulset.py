@@ -46,7 +46,7 @@ from engine.objects import (
     replace,
     to_builtins,
 )
-from engine.ownership import claim, controller_ref, owner_ref_to
+from engine.ownership import claim, controller_keys, controller_ref, owner_ref_to
 from engine.pods import availability_timers, is_available, is_ready, is_terminating
 from engine.selectors import Selector, from_label_selector
 from engine.state import Cluster
@@ -861,9 +861,9 @@ class StatefulSetController:
                 return (f"{obj.metadata.namespace}/{obj.metadata.name}",)
             if isinstance(obj, Pod):
                 # mirrors updatePod: a changed controllerRef wakes the old controller too
-                keys = _controller_keys(obj, cluster)
+                keys = controller_keys(obj, cluster, "StatefulSet")
                 if isinstance(before, KubeObject):
-                    keys += [k for k in _controller_keys(before, cluster) if k not in keys]
+                    keys += [k for k in controller_keys(before, cluster, "StatefulSet") if k not in keys]
                 return keys
             if isinstance(obj, PersistentVolumeClaim):
                 return _claim_keys(obj.metadata.namespace, obj.metadata.name, cluster)
@@ -882,18 +882,6 @@ class StatefulSetController:
         if not isinstance(sts, StatefulSet):
             return []
         return reconcile_statefulset(sts, cluster, now)
-
-
-def _controller_keys(obj: KubeObject, cluster: Cluster) -> list[str]:
-    """The StatefulSet controlling `obj`, or (an orphan) every one whose selector matches."""
-    ref = controller_ref(obj)
-    if ref is not None:
-        return [f"{obj.metadata.namespace}/{ref.name}"] if ref.kind == "StatefulSet" else []
-    return [
-        f"{s.metadata.namespace}/{s.metadata.name}"
-        for s in cluster.list("StatefulSet", obj.metadata.namespace)
-        if isinstance(s, StatefulSet) and from_label_selector(s.spec.selector).matches(obj.metadata.labels)
-    ]
 
 
 def _claim_keys(namespace: str, name: str, cluster: Cluster) -> list[str]:
