@@ -7,7 +7,7 @@ history cleanup when paused), `rollback` (the deprecated rollbackTo annotation),
 or `rolloutRolling` (`reconcileNewReplicaSet`, `reconcileOldReplicaSets` with
 `cleanupUnhealthyReplicas` first, `cleanupDeployment`), ending in `syncRolloutStatus` (Progressing
 and Available conditions, a timer for the progress deadline). The arithmetic lives in
-`engine/rollouts.py`. The controller never touches pods: it writes ReplicaSets' `spec.replicas` and
+`engine/deploymentutil.py`. The controller never touches pods: it writes ReplicaSets' `spec.replicas` and
 annotations, and the ReplicaSet controller does the rest.
 
 Upstream writes objects one API call at a time and keeps working on its own copies, so a second
@@ -29,19 +29,7 @@ from datetime import datetime, timedelta
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.hashing import template_hash
-from engine.objects import (
-    Deployment,
-    KubeObject,
-    ObjectMeta,
-    Pod,
-    ReplicaSet,
-    ReplicaSetSpec,
-    replace,
-    to_builtins,
-)
-from engine.ownership import claim, controller_ref, owner_ref_to
-from engine.rollouts import (
+from engine.deploymentutil import (
     FOUND_NEW_RS,
     HASH_LABEL,
     NEW_REPLICA_SET,
@@ -97,6 +85,18 @@ from engine.rollouts import (
     with_replicas_annotations,
     without_hash,
 )
+from engine.hashing import template_hash
+from engine.objects import (
+    Deployment,
+    KubeObject,
+    ObjectMeta,
+    Pod,
+    ReplicaSet,
+    ReplicaSetSpec,
+    replace,
+    to_builtins,
+)
+from engine.ownership import claim, controller_ref, owner_ref_to
 from engine.selectors import from_label_selector
 from engine.state import Cluster
 

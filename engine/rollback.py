@@ -105,7 +105,7 @@ def _undo_deployment(api: ApiServer, d: Deployment, operation: RolloutUndo, audi
     (without pod-template-hash) and the annotations: the Deployment keeps only its own skipped
     ones (revision, last-applied, ...) and takes all others from the ReplicaSet, change-cause
     included. The controller then re-uses that ReplicaSet and bumps its revision."""
-    from engine.rollouts import deployment_annotations_from, equal_ignore_hash, revision
+    from engine.deploymentutil import deployment_annotations_from, equal_ignore_hash, revision
     from engine.selectors import from_label_selector
 
     name, to = d.metadata.name, operation.to_revision

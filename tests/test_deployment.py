@@ -3,7 +3,7 @@
 Rows come from `pkg/controller/deployment/{rolling,sync,progress,recreate,deployment_controller}_test.go`
 and `util/deployment_util_test.go` in kubernetes/kubernetes; each id names the upstream test.
 Upstream tests its helpers directly and its controller methods against a fake clientset, counting
-the ReplicaSet updates they issue. Here the helpers (`engine.rollouts`) are called directly and
+the ReplicaSet updates they issue. Here the helpers (`engine.deploymentutil`) are called directly and
 the methods run on a `_Sync` (one syncDeployment's state) whose commands stand for the fake
 clientset's actions. Scenario tests run one pure `reconcile_deployment` against a cluster filled
 through an Engine, and whole-engine tests run the Deployment and ReplicaSet controllers together.
@@ -21,30 +21,7 @@ from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
 from engine.deployment import NAME, DeploymentController, _Sync, reconcile_deployment
-from engine.loop import Engine
-from engine.objects import (
-    Container,
-    Deployment,
-    DeploymentSpec,
-    DeploymentStatus,
-    DeploymentStrategy,
-    KubeObject,
-    LabelSelector,
-    ObjectMeta,
-    OwnerReference,
-    Pod,
-    PodSpec,
-    PodStatus,
-    PodTemplateSpec,
-    ReplicaSet,
-    ReplicaSetSpec,
-    ReplicaSetStatus,
-    RollingUpdateDeployment,
-    WorkloadCondition,
-    decode_object,
-    replace,
-)
-from engine.rollouts import (
+from engine.deploymentutil import (
     DESIRED_REPLICAS,
     HASH_LABEL,
     MAX_INT32,
@@ -78,6 +55,29 @@ from engine.rollouts import (
     resolve_fenceposts,
     set_condition,
     with_replicas_annotations,
+)
+from engine.loop import Engine
+from engine.objects import (
+    Container,
+    Deployment,
+    DeploymentSpec,
+    DeploymentStatus,
+    DeploymentStrategy,
+    KubeObject,
+    LabelSelector,
+    ObjectMeta,
+    OwnerReference,
+    Pod,
+    PodSpec,
+    PodStatus,
+    PodTemplateSpec,
+    ReplicaSet,
+    ReplicaSetSpec,
+    ReplicaSetStatus,
+    RollingUpdateDeployment,
+    WorkloadCondition,
+    decode_object,
+    replace,
 )
 from engine.state import Cluster
 
@@ -759,7 +759,7 @@ def test_scale(
     wasnt_updated: set[str],
     desired: dict[str, int],
 ) -> None:
-    from engine.rollouts import max_surge
+    from engine.deploymentutil import max_surge
 
     def annotated(r: ReplicaSet) -> ReplicaSet:
         want = desired.get(r.metadata.name, old_d.spec.replicas or 0)

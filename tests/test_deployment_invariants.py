@@ -53,13 +53,7 @@ from engine import events as ev
 from engine import operations as op
 from engine.actors import default_actors
 from engine.deployment import NAME, reconcile_deployment
-from engine.events import KubeletPolicy
-from engine.loop import Engine
-from engine.objects import Deployment, KubeObject, Pod, ReplicaSet, decode_object
-from engine.ownership import controller_ref
-from engine.pods import is_available
-from engine.replicaset import reconcile_replicaset
-from engine.rollouts import (
+from engine.deploymentutil import (
     DESIRED_REPLICAS,
     HASH_LABEL,
     REVISION,
@@ -69,6 +63,12 @@ from engine.rollouts import (
     max_unavailable,
     replicas,
 )
+from engine.events import KubeletPolicy
+from engine.loop import Engine
+from engine.objects import Deployment, KubeObject, Pod, ReplicaSet, decode_object
+from engine.ownership import controller_ref
+from engine.pods import is_available
+from engine.replicaset import reconcile_replicaset
 from engine.state import Cluster
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
