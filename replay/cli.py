@@ -85,6 +85,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         settle_limit = timedelta(seconds=parse_duration(args.settle))
     except ValueError as exc:
         raise UsageError(f"--settle: {exc}") from None
+    _set_feature_gates(args.feature_gates)
     source = args.history
     if args.lines:
         first, last = _line_range(args.lines)
@@ -113,6 +114,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
             )
             _out(f"cluster stopped at {when}: {_census(engine.cluster)}")
     return 0
+
+
+FEATURE_GATES = {"MaxUnavailableStatefulSet": ("engine.statefulset", "MAX_UNAVAILABLE_STATEFULSET")}
+
+
+def _set_feature_gates(text: str) -> None:
+    """`--feature-gates MaxUnavailableStatefulSet=true`, as kube-controller-manager takes them."""
+    import importlib
+
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        if name not in FEATURE_GATES or not sep or value.lower() not in ("true", "false"):
+            known = ", ".join(sorted(FEATURE_GATES))
+            raise UsageError(f"--feature-gates: {item!r} is not NAME=true|false with NAME one of {known}")
+        module, flag = FEATURE_GATES[name]
+        setattr(importlib.import_module(module), flag, value.lower() == "true")
 
 
 def _line_range(text: str) -> tuple[int, int]:
@@ -366,6 +383,12 @@ def build_parser() -> Parser:
     p = sub.add_parser("replay", parents=[common], help="ingest a history and run it to rest")
     p.add_argument("history")
     p.add_argument("--lines", default="", metavar="N[-M]", help="replay only these lines of the file (the whole file is still checked)")
+    p.add_argument(
+        "--feature-gates",
+        default="",
+        metavar="NAME=BOOL",
+        help="kube-controller-manager feature gates: MaxUnavailableStatefulSet (default false, as Kubernetes 1.24-1.34 and 1.35.4+)",
+    )
     p.add_argument("--settle", default="1h", help="how much virtual time may pass after the last operation while timers still fire (default 1h)")
     p.set_defaults(func=cmd_replay)
 

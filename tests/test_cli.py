@@ -252,3 +252,26 @@ def test_rollout_pause_and_resume_a_deployment_as_kubectl_does(tmp_path, capsys)
     replay_lines(capsys, other, "nginx-statefulset.jsonl", "1-6")
     code, _, err = kreplay(capsys, "rollout", "pause", "sts/nginx-web", "--store", other)
     assert code == 1 and err == 'error: statefulsets.apps "nginx-web" pausing is not supported\n'
+
+
+def test_the_max_unavailable_statefulset_gate_lets_a_rolling_update_replace_two_pods_at_once(tmp_path, capsys, monkeypatch):
+    import engine.statefulset as ss
+
+    monkeypatch.setattr(ss, "MAX_UNAVAILABLE_STATEFULSET", False)  # restored after the test
+    store = f"sqlite:{tmp_path / 'k.db'}"
+    replay_lines(capsys, store, "nginx-statefulset.jsonl", "1-6")
+    update = tmp_path / "update.jsonl"
+    update.write_text(json.dumps({
+        "at": "2026-11-20T10:05:00Z", "op": "patch", "kind": "sts", "name": "nginx-web",
+        "merge": {"spec": {"updateStrategy": {"rollingUpdate": {"maxUnavailable": 2}},
+                           "template": {"spec": {"containers": [{"name": "nginx", "image": "nginx:1.15.0"}]}}}},
+    }) + "\n")
+    code, _, err = kreplay(capsys, "replay", str(update), "--feature-gates", "MaxUnavailableStatefulSet=true", "--store", store)
+    assert code == 0, err
+    assert ss.MAX_UNAVAILABLE_STATEFULSET is True
+    code, out, _ = kreplay(capsys, "log", "--by", "statefulset-controller", "--since", "41", "--store", store)
+    first = [line for line in out.splitlines() if "[rolling-update]" in line][:2]
+    assert [line.split()[5] for line in first] == ["default/nginx-web-2", "default/nginx-web-1"]
+    assert first[0].split()[0] == "#" + str(int(first[1].split()[0][1:]) - 1)  # in one sync, one after the other
+    code, _, err = kreplay(capsys, "replay", str(update), "--feature-gates", "Nope=true", "--store", store)
+    assert code == 2 and "MaxUnavailableStatefulSet" in err
