@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-STORE ?= sqlite:demo.db
 
 .PHONY: install demo test bench lint clean
 
@@ -29,4 +28,4 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) demo.db* .pytest_cache .hypothesis
+	rm -rf $(VENV) demo*.db* .pytest_cache .hypothesis

@@ -12,16 +12,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KREPLAY=${KREPLAY:-.venv/bin/kreplay}
-export KREPLAY_STORE=${KREPLAY_STORE:-sqlite:demo.db}
 WHAT=${1:-all}
 case "$WHAT" in daemonset|statefulset|deployment|all) ;; *) echo "usage: $0 [daemonset|statefulset|deployment|all]" >&2; exit 2;; esac
-rm -f demo.db demo.db-wal demo.db-shm
+# each seed starts its own cluster at its own time: one store each (demo-daemonset.db, ...)
+fresh() { export KREPLAY_STORE="sqlite:demo-$1.db"; rm -f "demo-$1.db" "demo-$1.db-wal" "demo-$1.db-shm"; }
 
 show() { printf '\n$ kreplay %s\n' "$*"; "$KREPLAY" "$@" || true; }
 say() { printf '\n==> %s\n' "$*"; }
 replay() { "$KREPLAY" replay "$1" --lines "$2"; }
 
 daemonset() {
+  fresh daemonset
   local h=examples/fluentd-daemonset.jsonl
   say "DaemonSet 1. Three nodes (the master tainted NoSchedule), then the fluentd-elasticsearch DaemonSet with the master toleration"
   replay $h 1-5
@@ -51,6 +52,7 @@ daemonset() {
 }
 
 statefulset() {
+  fresh statefulset
   local h=examples/nginx-statefulset.jsonl
   say "StatefulSet 1. Three nodes, the headless Service nginx and the nginx-web StatefulSet (3 replicas, OrderedReady, www-storage claims)"
   replay $h 1-6
@@ -94,6 +96,7 @@ statefulset() {
 }
 
 deployment() {
+  fresh deployment
   local h=examples/web-app-deployment.jsonl
   say "Deployment 1. Two nodes, then kubectl apply -f web-app.yaml --record=true (3 replicas of nginx:1.15.0, RollingUpdate 25%/25%)"
   replay $h 1-4
@@ -132,4 +135,4 @@ case "$WHAT" in
   deployment) deployment ;;
   all) daemonset; statefulset; deployment ;;
 esac
-say "The whole log: $("$KREPLAY" log | wc -l) events in $KREPLAY_STORE (kreplay log, kreplay log -o json)"
+say "The logs are in demo-*.db: kreplay log --store sqlite:demo-statefulset.db (or -o json), kreplay why KIND/NAME --store ..."
