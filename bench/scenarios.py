@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from bench import workloads as w
 from engine.operations import AnyOperation
@@ -112,13 +113,10 @@ def bare_pods(size: Size) -> Workload:
 def daemonset_rollout(size: Size) -> Workload:
     from datetime import timedelta
 
-    from engine.events import KubeletPolicy
-    from engine.operations import Apply, ConfigureKubelet, RolloutUndo
+    from engine.operations import Apply, RolloutUndo
 
     clock = w.Clock()
-    prelude: list[AnyOperation] = list(w.apply_all((w.node(i) for i in range(size.params["nodes"])), clock))
-    at, line = clock.tick()
-    prelude.append(ConfigureKubelet(at=at, line=line, policy=KubeletPolicy(ready_after_seconds=10)))
+    prelude, at, line = _kubelets_ready_after(clock, size.params["nodes"], 10)
     # each step long after the last has come to rest (the loop also runs to rest after the last)
     start = at + timedelta(minutes=1)
     step = timedelta(hours=1)
@@ -131,7 +129,7 @@ def daemonset_rollout(size: Size) -> Workload:
     return Workload(prelude=prelude, operations=operations)
 
 
-def _kubelets_ready_after(clock: w.Clock, nodes: int, seconds: int) -> tuple[list[AnyOperation], object, int]:
+def _kubelets_ready_after(clock: w.Clock, nodes: int, seconds: int) -> tuple[list[AnyOperation], datetime, int]:
     """Nodes, then kubelets that make pods Ready `seconds` after they start."""
     from engine.events import KubeletPolicy
     from engine.operations import ConfigureKubelet
