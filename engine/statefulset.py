@@ -531,20 +531,25 @@ class _Sync:
                     )
                 )
                 return False
-        for pvc in claims:
-            if self.cluster.get("PersistentVolumeClaim", pvc.metadata.namespace, pvc.metadata.name) is None:
-                refs = _retention_refs(sts, pvc, slot)
-                self.commands.append(
-                    cmd.CreateObject(
-                        object=replace(pvc, metadata=replace(pvc.metadata, owner_references=refs)),
-                        reason="claim-missing",
-                        message=f"create Claim {pvc.metadata.name} Pod {slot.metadata.name} in {self.label} success: the pod mounts it",
-                    )
-                )
+        self.create_missing_claims(slot, "the pod mounts it")
         self.commands.append(
             cmd.CreateObject(object=slot, reason="ordinal-missing", message=f"create Pod {slot.metadata.name} in {self.label} successful: {why}")
         )
         return True
+
+    def create_missing_claims(self, pod: Pod, why: str) -> None:
+        """Mirrors createPersistentVolumeClaims: every claim of the pod's ordinal that does not
+        exist, with the owner references its retention policy asks for."""
+        for pvc in _claims_for(self.sts, ordinal_of(pod)):
+            if self.cluster.get("PersistentVolumeClaim", pvc.metadata.namespace, pvc.metadata.name) is None:
+                refs = _retention_refs(self.sts, pvc, pod)
+                self.commands.append(
+                    cmd.CreateObject(
+                        object=replace(pvc, metadata=replace(pvc.metadata, owner_references=refs)),
+                        reason="claim-missing",
+                        message=f"create Claim {pvc.metadata.name} Pod {pod.metadata.name} in {self.label} success: {why}",
+                    )
+                )
 
     def delete_pod(self, pod: Pod, reason: str, why: str) -> None:
         self.commands.append(cmd.delete_of(pod, reason, f"delete Pod {pod.metadata.name} in {self.label} successful: {why}"))
@@ -652,14 +657,7 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
                 return True  # an error: this sync stops (upstream retries it with backoff)
             return monotonic
         if pod.status.phase == "Pending":
-            missing = [
-                c for c in _claims_for(sts, ordinal_of(pod))
-                if sync.cluster.get("PersistentVolumeClaim", c.metadata.namespace, c.metadata.name) is None
-            ]
-            for c in missing:
-                sync.commands.append(
-                    cmd.CreateObject(object=replace(c, metadata=replace(c.metadata, owner_references=_retention_refs(sts, c, pod))), reason="claim-missing", message=f"create Claim {c.metadata.name} Pod {name} in {sync.label} success: the pending pod mounts it")
-                )
+            sync.create_missing_claims(pod, "the pending pod mounts it")
         if monotonic and (is_terminating(pod) or not running_and_ready(pod) or not running_and_available(pod, min_ready, now)):
             return True
         storage_ok = _storage_matches(sts, pod)
@@ -667,11 +665,7 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
             # mirrors UpdateStatefulPod: the missing claims are created first; the volume change
             # itself is then refused by pod update validation (a pod's volumes are immutable), so
             # the pod keeps its volumes and upstream retries the update with backoff
-            for c in _claims_for(sts, ordinal_of(pod)):
-                if sync.cluster.get("PersistentVolumeClaim", c.metadata.namespace, c.metadata.name) is None:
-                    sync.commands.append(
-                        cmd.CreateObject(object=c, reason="claim-missing", message=f"create Claim {c.metadata.name} Pod {name} in {sync.label} success: the pod's volumes do not cover the set's claims")
-                    )
+            sync.create_missing_claims(pod, "the pod's volumes do not cover the set's claims")
         elif not _identity_matches(sts, pod):
             fixed = replace(pod, metadata=replace(pod.metadata, labels={**pod.metadata.labels, POD_NAME_LABEL: name}))
             sync.commands.append(cmd.UpdateObject(object=fixed, reason="identity-restored", message=f"update Pod {name} in {sync.label} successful: its {POD_NAME_LABEL} label did not match its name"))
