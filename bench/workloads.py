@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
-from engine.objects import (
+from engine.api.objects import (
     AnyObject,
     Container,
     Node,
@@ -79,7 +79,7 @@ def apply_all(objects: Iterable[AnyObject], clock: Clock) -> list[Apply]:
 
 def daemonset(image: str, max_unavailable: int | str = "10%") -> AnyObject:
     """A node agent DaemonSet like the fluentd seed, rolled out maxUnavailable at a time."""
-    from engine.objects import decode_object
+    from engine.api.objects import decode_object
 
     return decode_object(
         {
@@ -100,7 +100,7 @@ def daemonset(image: str, max_unavailable: int | str = "10%") -> AnyObject:
 
 def statefulset(image: str, replicas: int, policy: str = "Parallel", partition: int = 0) -> AnyObject:
     """The nginx-web seed at scale: a claim per pod, RollingUpdate with a partition."""
-    from engine.objects import decode_object
+    from engine.api.objects import decode_object
 
     return decode_object(
         {
@@ -130,7 +130,7 @@ def statefulset(image: str, replicas: int, policy: str = "Parallel", partition: 
 
 def deployment(image: str, replicas: int, max_surge: int | str = "25%", max_unavailable: int | str = "25%") -> AnyObject:
     """A stateless web Deployment at scale, rolled out maxSurge/maxUnavailable at a time."""
-    from engine.objects import decode_object
+    from engine.api.objects import decode_object
 
     return decode_object(
         {

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from engine.daemonset import DaemonSetController
-from engine.deployment import DeploymentController
-from engine.evictions import PodGarbageCollector, TaintEvictionController
-from engine.garbagecollector import GarbageCollector
-from engine.kubelet import Kubelet
-from engine.replicaset import ReplicaSetController
-from engine.scheduler import Scheduler
-from engine.statefulset import StatefulSetController
-from engine.volumes import VolumeBinder
+from engine.controllers.daemonset import DaemonSetController
+from engine.controllers.deployment import DeploymentController
+from engine.controllers.evictions import PodGarbageCollector, TaintEvictionController
+from engine.controllers.garbagecollector import GarbageCollector
+from engine.controllers.replicaset import ReplicaSetController
+from engine.controllers.statefulset import StatefulSetController
+from engine.nodes.kubelet import Kubelet
+from engine.nodes.scheduler import Scheduler
+from engine.nodes.volumes import VolumeBinder
 
 
 def default_actors() -> list:

@@ -10,7 +10,7 @@ from datetime import datetime
 
 import msgspec
 
-from engine.objects import AnyObject, KubeObject, PodStatus, kind_of
+from engine.api.objects import AnyObject, KubeObject, PodStatus, kind_of
 
 
 class Command(msgspec.Struct, tag=True, tag_field="command", frozen=True, kw_only=True):

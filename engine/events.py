@@ -16,12 +16,12 @@ from datetime import datetime
 
 import msgspec
 
-from engine.objects import AnyObject, OwnerReference
+from engine.api.objects import AnyObject, OwnerReference
 
 
 class Event(
     msgspec.Struct, tag=True, tag_field="type", frozen=True, kw_only=True, omit_defaults=True, gc=False
-):  # gc=False: events are trees; see engine.objects.K8s
+):  # gc=False: events are trees; see engine.api.objects.K8s
     position: int
     at: datetime
     by: str = ""

@@ -19,9 +19,9 @@ import msgspec
 from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
-from engine.apiserver import ApiServer, Audit, audit_fields
-from engine.objects import CLUSTER_SCOPED, KubeObject, Pod
-from engine.state import Cluster
+from engine.api.apiserver import ApiServer, Audit, audit_fields
+from engine.api.objects import CLUSTER_SCOPED, KubeObject, Pod
+from engine.api.state import Cluster
 
 MAX_PASSES_PER_INSTANT = 10_000
 DEFAULT_SETTLE_LIMIT = timedelta(hours=1)
@@ -388,7 +388,7 @@ def describe_policy(policy: ev.KubeletPolicy) -> str:
 
 
 def find_reported_pod(cluster: Cluster, report: op.PodStatusReport) -> Pod:
-    from engine.nodeaffinity import pod_target_node
+    from engine.scheduling.nodeaffinity import pod_target_node
 
     if report.name:
         pod = cluster.pod(report.namespace, report.name)

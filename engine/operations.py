@@ -11,8 +11,8 @@ from typing import Any
 
 import msgspec
 
+from engine.api.objects import AnyObject
 from engine.events import KubeletPolicy
-from engine.objects import AnyObject
 
 
 class Operation(msgspec.Struct, tag=True, tag_field="op", frozen=True, kw_only=True):

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.apiserver import ApiServer, Audit
-from engine.objects import (
+from engine.api.apiserver import ApiServer, Audit
+from engine.api.objects import (
     ControllerRevision,
     Deployment,
     KubeObject,
@@ -22,8 +22,8 @@ from engine.objects import (
     decode_as,
     replace,
 )
+from engine.api.state import Cluster
 from engine.operations import Rejected, RolloutUndo
-from engine.state import Cluster
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 HASH_LABEL = "pod-template-hash"
@@ -105,8 +105,12 @@ def _undo_deployment(api: ApiServer, d: Deployment, operation: RolloutUndo, audi
     (without pod-template-hash) and the annotations: the Deployment keeps only its own skipped
     ones (revision, last-applied, ...) and takes all others from the ReplicaSet, change-cause
     included. The controller then re-uses that ReplicaSet and bumps its revision."""
-    from engine.deploymentutil import deployment_annotations_from, equal_ignore_hash, revision
-    from engine.selectors import from_label_selector
+    from engine.api.selectors import from_label_selector
+    from engine.controllers.deploymentutil import (
+        deployment_annotations_from,
+        equal_ignore_hash,
+        revision,
+    )
 
     name, to = d.metadata.name, operation.to_revision
     if to < 0:

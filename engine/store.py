@@ -26,7 +26,7 @@ from eventsourcing.persistence import (
 )
 
 from engine import events as ev
-from engine.names import CLUSTER_STREAM, KREPLAY_NAMESPACE, stream_id
+from engine.api.names import CLUSTER_STREAM, KREPLAY_NAMESPACE, stream_id
 
 DEFAULT_URL = "sqlite:kreplay.db"
 PAGE = 5_000

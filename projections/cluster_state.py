@@ -1,12 +1,12 @@
 """The cluster-state read model: every object by kind, namespace and name.
 
-It is the engine's own fold (`engine.state.Cluster`) kept beside the log as a snapshot with the
+It is the engine's own fold (`engine.api.state.Cluster`) kept beside the log as a snapshot with the
 position it has reached; reading it resumes from there instead of folding the whole log again.
 """
 
 from __future__ import annotations
 
-from engine.state import Cluster
+from engine.api.state import Cluster
 from engine.store import EventStore
 
 NAME = "cluster-state"

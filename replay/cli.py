@@ -16,11 +16,11 @@ from typing import NoReturn
 import yaml
 
 from engine import events as ev
+from engine.api.objects import CLUSTER_SCOPED, KubeObject, ObjectDecodeError, decode_object
+from engine.api.selectors import SelectorError, parse
+from engine.api.state import Cluster
 from engine.loop import LoopError
-from engine.objects import CLUSTER_SCOPED, KubeObject, ObjectDecodeError, decode_object
 from engine.operations import Apply, Rejected, RolloutPause, RolloutResume, RolloutUndo
-from engine.selectors import SelectorError, parse
-from engine.state import Cluster
 from engine.store import DEFAULT_URL, EventStore, StoreError
 from projections import audit_trail, cluster_state
 from replay import printers, rollouts
@@ -116,7 +116,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-FEATURE_GATES = {"MaxUnavailableStatefulSet": ("engine.statefulset", "MAX_UNAVAILABLE_STATEFULSET")}
+FEATURE_GATES = {"MaxUnavailableStatefulSet": ("engine.controllers.statefulset", "MAX_UNAVAILABLE_STATEFULSET")}
 
 
 def _set_feature_gates(text: str) -> None:
@@ -202,7 +202,7 @@ def _select(cluster: Cluster, kind: str, names: Sequence[str], args: argparse.Na
         found = {o.metadata.name: o for o in objects}
         missing = [n for n in names if n not in found]
         if missing:
-            from engine.apiserver import PLURALS
+            from engine.api.apiserver import PLURALS
 
             raise UserError(f'Error from server (NotFound): {PLURALS[kind]} "{missing[0]}" not found')
         objects = [found[n] for n in names]
@@ -316,7 +316,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         cluster = cluster_state.load(store)
         workload = cluster.get(kind, namespace, name)
         if workload is None:
-            from engine.apiserver import PLURALS
+            from engine.api.apiserver import PLURALS
 
             raise UserError(f'Error from server (NotFound): {PLURALS[kind]} "{name}" not found')
         if kind not in ("DaemonSet", "StatefulSet", "Deployment"):

@@ -17,8 +17,8 @@ from typing import Any
 import msgspec
 
 from engine import operations as op
+from engine.api.objects import CLUSTER_SCOPED, ObjectDecodeError, decode_object
 from engine.events import KubeletPolicy
-from engine.objects import CLUSTER_SCOPED, ObjectDecodeError, decode_object
 from replay.kinds import UnknownKind, resolve
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.objects import KINDS
+from engine.api.objects import KINDS
 
 _ALIASES = {
     "Pod": ("pod", "pods", "po"),

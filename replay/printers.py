@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from engine.objects import (
+from engine.api.objects import (
     API_VERSIONS,
     CLUSTER_SCOPED,
     Container,
@@ -49,8 +49,8 @@ from engine.objects import (
     to_builtins,
     to_manifest,
 )
-from engine.selectors import SelectorError, format_labels, from_label_selector, selector_string
-from engine.state import Cluster
+from engine.api.selectors import SelectorError, format_labels, from_label_selector, selector_string
+from engine.api.state import Cluster
 
 # --- durations -------------------------------------------------------------------------------
 

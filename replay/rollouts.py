@@ -8,7 +8,7 @@ Status messages mirror kubectl's `DaemonSetStatusViewer`, `StatefulSetStatusView
 
 from __future__ import annotations
 
-from engine.objects import (
+from engine.api.objects import (
     DaemonSet,
     Deployment,
     KubeObject,
@@ -16,9 +16,9 @@ from engine.objects import (
     StatefulSet,
     kind_of,
 )
+from engine.api.state import Cluster
+from engine.controllers.statefulset import blocking_pod
 from engine.rollback import revisions, template_of
-from engine.state import Cluster
-from engine.statefulset import blocking_pod
 
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 _GROUP = {"DaemonSet": "daemonset.apps", "StatefulSet": "statefulset.apps", "Deployment": "deployment.apps"}

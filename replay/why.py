@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from engine.state import Cluster
+from engine.api.state import Cluster
 from projections.audit_trail import AuditTrail, Entry
 
 VERBS = {

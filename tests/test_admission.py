@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from engine.admission import (
+from engine.api.admission import (
     TEMPLATE_GENERATION,
     FieldError,
     apply_defaults,
     validate,
     with_generation,
 )
-from engine.objects import AnyObject, decode_object, replace, to_builtins, to_manifest
+from engine.api.objects import AnyObject, decode_object, replace, to_builtins, to_manifest
 
 DELETE = object()
 

@@ -255,7 +255,7 @@ def test_rollout_pause_and_resume_a_deployment_as_kubectl_does(tmp_path, capsys)
 
 
 def test_the_max_unavailable_statefulset_gate_lets_a_rolling_update_replace_two_pods_at_once(tmp_path, capsys, monkeypatch):
-    import engine.statefulset as ss
+    import engine.controllers.statefulset as ss
 
     monkeypatch.setattr(ss, "MAX_UNAVAILABLE_STATEFULSET", False)  # restored after the test
     store = f"sqlite:{tmp_path / 'k.db'}"

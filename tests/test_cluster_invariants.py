@@ -30,14 +30,13 @@ from hypothesis.stateful import (
 from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
-from engine.apiserver import FOREGROUND
+from engine.api.objects import FOREGROUND, KubeObject, Node, Pod, Taint, decode_object, to_manifest
+from engine.api.state import Cluster
 from engine.events import KubeletPolicy
 from engine.loop import Engine
-from engine.nodeaffinity import required_node_affinity_matches
-from engine.objects import KubeObject, Node, Pod, Taint, decode_object, to_manifest
-from engine.scheduler import unfit_reason
-from engine.state import Cluster
-from engine.tolerations import tolerates, untolerated
+from engine.nodes.scheduler import unfit_reason
+from engine.scheduling.nodeaffinity import required_node_affinity_matches
+from engine.scheduling.tolerations import tolerates, untolerated
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"

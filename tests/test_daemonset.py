@@ -32,20 +32,7 @@ import pytest
 from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
-from engine.daemonset import (
-    BURST_REPLICAS,
-    GENERATION_LABEL,
-    NAME,
-    TEMPLATE_GENERATION,
-    DaemonSetController,
-    node_should_run,
-    reconcile_daemonset,
-    scaled,
-)
-from engine.events import KubeletPolicy
-from engine.loop import Engine
-from engine.nodeaffinity import pod_target_node
-from engine.objects import (
+from engine.api.objects import (
     ControllerRevision,
     DaemonSet,
     KubeObject,
@@ -56,8 +43,21 @@ from engine.objects import (
     replace,
     to_builtins,
 )
-from engine.revisions import HASH_LABEL
-from engine.state import Cluster
+from engine.api.state import Cluster
+from engine.controllers.daemonset import (
+    BURST_REPLICAS,
+    GENERATION_LABEL,
+    NAME,
+    TEMPLATE_GENERATION,
+    DaemonSetController,
+    node_should_run,
+    reconcile_daemonset,
+    scaled,
+)
+from engine.controllers.revisions import HASH_LABEL
+from engine.events import KubeletPolicy
+from engine.loop import Engine
+from engine.scheduling.nodeaffinity import pod_target_node
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -250,7 +250,7 @@ class Manager:
 
     def current_hash(self, name: str = "foo") -> str:
         """Mirrors currentDSHash: the hash constructHistory settles on."""
-        from engine.daemonset import _revision_name
+        from engine.controllers.daemonset import _revision_name
 
         ds = self.ds(name)
         return _revision_name(ds, ds.status.collision_count)[1]

@@ -34,7 +34,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from engine import events as ev
 from engine import operations as op
-from engine.daemonset import (
+from engine.api.objects import ControllerRevision, DaemonSet, Node, Pod, decode_object
+from engine.api.state import Cluster
+from engine.controllers.daemonset import (
     NAME,
     is_available,
     is_updated,
@@ -42,12 +44,10 @@ from engine.daemonset import (
     scaled,
     template_generation,
 )
+from engine.controllers.revisions import HASH_LABEL, template_data
 from engine.events import KubeletPolicy
 from engine.loop import Engine
-from engine.nodeaffinity import pod_target_node
-from engine.objects import ControllerRevision, DaemonSet, Node, Pod, decode_object
-from engine.revisions import HASH_LABEL, template_data
-from engine.state import Cluster
+from engine.scheduling.nodeaffinity import pod_target_node
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"

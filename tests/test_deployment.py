@@ -3,7 +3,7 @@
 Rows come from `pkg/controller/deployment/{rolling,sync,progress,recreate,deployment_controller}_test.go`
 and `util/deployment_util_test.go` in kubernetes/kubernetes; each id names the upstream test.
 Upstream tests its helpers directly and its controller methods against a fake clientset, counting
-the ReplicaSet updates they issue. Here the helpers (`engine.deploymentutil`) are called directly and
+the ReplicaSet updates they issue. Here the helpers (`engine.controllers.deploymentutil`) are called directly and
 the methods run on a `_Sync` (one syncDeployment's state) whose commands stand for the fake
 clientset's actions. Scenario tests run one pure `reconcile_deployment` against a cluster filled
 through an Engine, and whole-engine tests run the Deployment and ReplicaSet controllers together.
@@ -20,8 +20,31 @@ import pytest
 from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
-from engine.deployment import NAME, DeploymentController, _Sync, reconcile_deployment
-from engine.deploymentutil import (
+from engine.api.objects import (
+    Container,
+    Deployment,
+    DeploymentSpec,
+    DeploymentStatus,
+    DeploymentStrategy,
+    KubeObject,
+    LabelSelector,
+    ObjectMeta,
+    OwnerReference,
+    Pod,
+    PodSpec,
+    PodStatus,
+    PodTemplateSpec,
+    ReplicaSet,
+    ReplicaSetSpec,
+    ReplicaSetStatus,
+    RollingUpdateDeployment,
+    WorkloadCondition,
+    decode_object,
+    replace,
+)
+from engine.api.state import Cluster
+from engine.controllers.deployment import NAME, DeploymentController, _Sync, reconcile_deployment
+from engine.controllers.deploymentutil import (
     DESIRED_REPLICAS,
     HASH_LABEL,
     MAX_INT32,
@@ -57,29 +80,6 @@ from engine.deploymentutil import (
     with_replicas_annotations,
 )
 from engine.loop import Engine
-from engine.objects import (
-    Container,
-    Deployment,
-    DeploymentSpec,
-    DeploymentStatus,
-    DeploymentStrategy,
-    KubeObject,
-    LabelSelector,
-    ObjectMeta,
-    OwnerReference,
-    Pod,
-    PodSpec,
-    PodStatus,
-    PodTemplateSpec,
-    ReplicaSet,
-    ReplicaSetSpec,
-    ReplicaSetStatus,
-    RollingUpdateDeployment,
-    WorkloadCondition,
-    decode_object,
-    replace,
-)
-from engine.state import Cluster
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -759,7 +759,7 @@ def test_scale(
     wasnt_updated: set[str],
     desired: dict[str, int],
 ) -> None:
-    from engine.deploymentutil import max_surge
+    from engine.controllers.deploymentutil import max_surge
 
     def annotated(r: ReplicaSet) -> ReplicaSet:
         want = desired.get(r.metadata.name, old_d.spec.replicas or 0)
@@ -956,8 +956,8 @@ def test_a_hash_collision_bumps_collision_count_and_the_next_sync_uses_another_n
     m.sync()
     (first,) = m.replica_sets()
     # the template changes, and a foreign ReplicaSet squats on the name the new template hashes to
-    from engine.hashing import template_hash
-    from engine.objects import to_builtins
+    from engine.api.objects import to_builtins
+    from engine.controllers.hashing import template_hash
 
     m.engine.run([op.Patch(at=m.now, kind="Deployment", namespace=NS, name="foo", merge={"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "foo/v2"}]}}}})])
     squatted = f"foo-{template_hash(to_builtins(m.d().spec.template), None)}"

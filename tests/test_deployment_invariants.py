@@ -52,8 +52,11 @@ from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
 from engine.actors import default_actors
-from engine.deployment import NAME, reconcile_deployment
-from engine.deploymentutil import (
+from engine.api.objects import Deployment, KubeObject, Pod, ReplicaSet, decode_object
+from engine.api.pods import is_available
+from engine.api.state import Cluster
+from engine.controllers.deployment import NAME, reconcile_deployment
+from engine.controllers.deploymentutil import (
     DESIRED_REPLICAS,
     HASH_LABEL,
     REVISION,
@@ -63,13 +66,10 @@ from engine.deploymentutil import (
     max_unavailable,
     replicas,
 )
+from engine.controllers.ownership import controller_ref
+from engine.controllers.replicaset import reconcile_replicaset
 from engine.events import KubeletPolicy
 from engine.loop import Engine
-from engine.objects import Deployment, KubeObject, Pod, ReplicaSet, decode_object
-from engine.ownership import controller_ref
-from engine.pods import is_available
-from engine.replicaset import reconcile_replicaset
-from engine.state import Cluster
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"

@@ -6,7 +6,12 @@ import json
 
 import pytest
 
-from engine.hashing import go_json, safe_encode, statefulset_revision_hash, template_hash
+from engine.controllers.hashing import (
+    go_json,
+    safe_encode,
+    statefulset_revision_hash,
+    template_hash,
+)
 
 # stateful_set_compatibility_test.go: a revision created by Kubernetes 1.33
 UPSTREAM_RAW = (

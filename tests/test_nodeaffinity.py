@@ -7,15 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.nodeaffinity import (
-    OBJECT_NAME_FIELD,
-    node_selector_matches,
-    node_selector_terms_match,
-    pod_target_node,
-    required_node_affinity_matches,
-    with_node_name_affinity,
-)
-from engine.objects import (
+from engine.api.objects import (
     Affinity,
     Container,
     Node,
@@ -28,6 +20,14 @@ from engine.objects import (
     Toleration,
     decode_as,
     to_builtins,
+)
+from engine.scheduling.nodeaffinity import (
+    OBJECT_NAME_FIELD,
+    node_selector_matches,
+    node_selector_terms_match,
+    pod_target_node,
+    required_node_affinity_matches,
+    with_node_name_affinity,
 )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.objects import ObjectDecodeError, decode_object, to_manifest
+from engine.api.objects import ObjectDecodeError, decode_object, to_manifest
 from replay.cli import main
 
 MANIFESTS = Path(__file__).resolve().parent.parent / "examples" / "manifests"

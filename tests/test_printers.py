@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from engine import events as ev
-from engine.objects import KubeObject, decode_object
-from engine.state import Cluster
+from engine.api.objects import KubeObject, decode_object
+from engine.api.state import Cluster
 from replay import printers
 from replay.printers import as_json, as_yaml, describe, human_duration, names, table
 

@@ -35,7 +35,7 @@ def test_a_stale_snapshot_catches_up_with_events_written_after_it(tmp_path):
         run(store, ops[4:])
         # put the old snapshot back on top: loading must fold the events after it
         store.save_snapshot("stale-copy", stale[0], stale[1])
-        from engine.state import Cluster
+        from engine.api.state import Cluster
 
         resumed = cluster_state.rebuild(store, Cluster.restore(stale[1]))
         assert resumed.snapshot() == cluster_state.rebuild(store).snapshot()

@@ -9,7 +9,7 @@ nothing (admission, uids and timestamps are real, nothing moves on its own), `sy
 pure `reconcile_replicaset` and carries out its commands as the fake pod control does (a deleted
 pod is gone at once).
 
-Expectations are not modelled (see engine/replicaset.py): where an upstream test checks that the
+Expectations are not modelled (see engine/controllers/replicaset.py): where an upstream test checks that the
 controller sleeps until it observes its own writes, the port checks that the next sync does
 exactly the remaining work instead.
 
@@ -30,9 +30,9 @@ from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
 from engine.actors import default_actors
-from engine.loop import Engine
-from engine.objects import KubeObject, Pod, ReplicaSet, decode_object, replace
-from engine.replicaset import (
+from engine.api.objects import KubeObject, Pod, ReplicaSet, decode_object, replace
+from engine.api.state import Cluster
+from engine.controllers.replicaset import (
     BURST_REPLICAS,
     NAME,
     POD_DELETION_COST,
@@ -46,7 +46,7 @@ from engine.replicaset import (
     slow_start_batches,
     sort_active_pods,
 )
-from engine.state import Cluster
+from engine.loop import Engine
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.objects import LabelSelector, LabelSelectorRequirement
-from engine.selectors import (
+from engine.api.objects import LabelSelector, LabelSelectorRequirement
+from engine.api.selectors import (
     EVERYTHING,
     NOTHING,
     Operator,

@@ -43,12 +43,7 @@ import yaml
 from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
-from engine import statefulset as ss
-from engine.events import KubeletPolicy
-from engine.garbagecollector import GarbageCollector
-from engine.hashing import statefulset_revision_hash
-from engine.loop import Engine
-from engine.objects import (
+from engine.api.objects import (
     ControllerRevision,
     KubeObject,
     ObjectMeta,
@@ -60,11 +55,14 @@ from engine.objects import (
     replace,
     to_builtins,
 )
-from engine.ownership import claim as claim_objects
-from engine.ownership import controller_ref, owner_ref_to
-from engine.selectors import from_label_selector
-from engine.state import Cluster
-from engine.statefulset import (
+from engine.api.selectors import from_label_selector
+from engine.api.state import Cluster
+from engine.controllers import statefulset as ss
+from engine.controllers.garbagecollector import GarbageCollector
+from engine.controllers.hashing import statefulset_revision_hash
+from engine.controllers.ownership import claim as claim_objects
+from engine.controllers.ownership import controller_ref, owner_ref_to
+from engine.controllers.statefulset import (
     NAME,
     POD_INDEX_LABEL,
     POD_NAME_LABEL,
@@ -85,6 +83,8 @@ from engine.statefulset import (
     statefulset_revision_data,
     template_of_revision,
 )
+from engine.events import KubeletPolicy
+from engine.loop import Engine
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"

@@ -50,9 +50,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
-from engine.events import KubeletPolicy
-from engine.loop import Engine
-from engine.objects import (
+from engine.api.objects import (
     ControllerRevision,
     KubeObject,
     Node,
@@ -61,14 +59,16 @@ from engine.objects import (
     StatefulSet,
     decode_object,
 )
-from engine.state import Cluster
-from engine.statefulset import (
+from engine.api.state import Cluster
+from engine.controllers.statefulset import (
     NAME,
     REVISION_LABEL,
     reconcile_statefulset,
     statefulset_revision_data,
     template_of_revision,
 )
+from engine.events import KubeletPolicy
+from engine.loop import Engine
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -866,7 +866,7 @@ TestStatefulSetInvariants.settings = settings(
 
 
 # =============================================================================================
-# Engine bugs the machine found, now fixed in engine/statefulset.py; each row keeps the history
+# Engine bugs the machine found, now fixed in engine/controllers/statefulset.py; each row keeps the history
 # that found it. (The machine's preconditions still avoid these histories.)
 # =============================================================================================
 

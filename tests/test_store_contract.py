@@ -8,7 +8,7 @@ import pytest
 from eventsourcing.persistence import IntegrityError
 
 from engine import events as ev
-from engine.objects import Node, ObjectMeta
+from engine.api.objects import Node, ObjectMeta
 from engine.store import EventStore, StoreError, store_env
 from tests.conftest import T0
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.objects import PodSpec, Taint, Toleration
-from engine.tolerations import (
+from engine.api.objects import PodSpec, Taint, Toleration
+from engine.scheduling.tolerations import (
     DAEMON_DEFAULT_TOLERATIONS,
     DAEMON_HOST_NETWORK_TOLERATION,
     NO_EXECUTE,

@@ -14,8 +14,8 @@ from datetime import datetime
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.objects import PersistentVolumeClaim, replace
-from engine.state import Cluster
+from engine.api.objects import PersistentVolumeClaim, replace
+from engine.api.state import Cluster
 
 NAME = "persistentvolume-binder"
 

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from engine import commands as cmd
-from engine.objects import (
+from engine.api.objects import (
     ControllerRevision,
     KubeObject,
     ObjectMeta,
@@ -22,9 +22,9 @@ from engine.objects import (
     replace,
     to_builtins,
 )
-from engine.ownership import claim, owner_ref_to
-from engine.selectors import Selector
-from engine.state import Cluster
+from engine.api.selectors import Selector
+from engine.api.state import Cluster
+from engine.controllers.ownership import claim, owner_ref_to
 
 HASH_LABEL = "controller-revision-hash"
 
@@ -39,7 +39,7 @@ class History(msgspec.Struct, kw_only=True):
 
 
 def template_data(template: Any) -> dict[str, Any]:
-    from engine.hashing import revision_data
+    from engine.controllers.hashing import revision_data
 
     return revision_data(to_builtins(template))
 

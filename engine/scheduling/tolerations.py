@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 
-from engine.objects import PodSpec, Taint, Toleration, replace
-from engine.selectors import parse_int64
+from engine.api.objects import PodSpec, Taint, Toleration, replace
+from engine.api.selectors import parse_int64
 
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"

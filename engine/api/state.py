@@ -15,7 +15,7 @@ import msgspec
 from sortedcontainers import SortedList
 
 from engine import events as ev
-from engine.objects import KINDS, AnyObject, KubeObject, Node, Pod
+from engine.api.objects import KINDS, AnyObject, KubeObject, Node, Pod
 
 ObjectKey = tuple[str, str, str]  # kind, namespace, name
 

@@ -15,14 +15,8 @@ from datetime import datetime, timedelta
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.hashing import template_hash
-from engine.intstr import scaled_value
-from engine.nodeaffinity import (
-    pod_target_node,
-    required_node_affinity_matches,
-    with_node_name_affinity,
-)
-from engine.objects import (
+from engine.api.intstr import scaled_value
+from engine.api.objects import (
     DaemonSet,
     DaemonSetStatus,
     KubeObject,
@@ -33,12 +27,23 @@ from engine.objects import (
     replace,
     to_builtins,
 )
-from engine.ownership import claim, controller_keys, owner_ref_to
-from engine.pods import availability_timers, is_available, is_ready, is_terminating
-from engine.revisions import HASH_LABEL, cleanup_history, construct_history, template_data
-from engine.selectors import from_label_selector
-from engine.state import Cluster
-from engine.tolerations import untolerated, with_daemon_tolerations
+from engine.api.pods import availability_timers, is_available, is_ready, is_terminating
+from engine.api.selectors import from_label_selector
+from engine.api.state import Cluster
+from engine.controllers.hashing import template_hash
+from engine.controllers.ownership import claim, controller_keys, owner_ref_to
+from engine.controllers.revisions import (
+    HASH_LABEL,
+    cleanup_history,
+    construct_history,
+    template_data,
+)
+from engine.scheduling.nodeaffinity import (
+    pod_target_node,
+    required_node_affinity_matches,
+    with_node_name_affinity,
+)
+from engine.scheduling.tolerations import untolerated, with_daemon_tolerations
 
 NAME = "daemonset-controller"
 BURST_REPLICAS = 250  # mirrors BurstReplicas in daemon_controller.go

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.api.objects import Pod
 
 KREPLAY_NAMESPACE = uuid.UUID("6f1c5e0a-3d6b-5b8e-9a53-2f0d9c6e7a41")
 
@@ -19,6 +23,16 @@ def object_uid(kind: str, namespace: str, name: str, position: int) -> str:
 def stream_id(kind: str, namespace: str, name: str) -> uuid.UUID:
     """The event-store stream of one object key, across incarnations."""
     return uuid.uuid5(KREPLAY_NAMESPACE, f"{kind}/{namespace}/{name}")
+
+
+def pod_key(pod: Pod) -> str:
+    """A namespaced object's queue key, as cache.MetaNamespaceKeyFunc writes it."""
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    ns, _, name = key.partition("/")
+    return ns, name
 
 
 CLUSTER_STREAM = uuid.uuid5(KREPLAY_NAMESPACE, "cluster")

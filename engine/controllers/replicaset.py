@@ -38,7 +38,7 @@ from functools import cmp_to_key
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.objects import (
+from engine.api.objects import (
     KubeObject,
     ObjectMeta,
     OwnerReference,
@@ -47,10 +47,10 @@ from engine.objects import (
     ReplicaSetStatus,
     replace,
 )
-from engine.ownership import claim, controller_ref, owner_ref_to
-from engine.pods import is_available, is_ready, ready_since
-from engine.selectors import Selector, SelectorError, from_label_selector
-from engine.state import Cluster
+from engine.api.pods import is_available, is_ready, ready_since
+from engine.api.selectors import Selector, SelectorError, from_label_selector
+from engine.api.state import Cluster
+from engine.controllers.ownership import claim, controller_ref, owner_ref_to
 
 NAME = "replicaset-controller"
 BURST_REPLICAS = 500  # mirrors BurstReplicas in replica_set.go

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from engine import commands as cmd
-from engine.objects import KubeObject, Pod, PodCondition, PodStatus, replace
+from engine.api.objects import KubeObject, Pod, PodCondition, PodStatus, replace
 
 CONDITION_ORDER = {"PodScheduled": 0, "Initialized": 1, "ContainersReady": 2, "Ready": 3}
 

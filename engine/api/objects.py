@@ -457,6 +457,10 @@ API_VERSIONS: dict[str, str] = {
 
 CLUSTER_SCOPED = frozenset({"Node"})
 
+# metav1.FinalizerDeleteDependents and metav1.FinalizerOrphanDependents
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+
 UNMODELED = "__unmodeled__"
 
 

@@ -16,10 +16,10 @@ from datetime import datetime, timedelta
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.objects import Node, Pod
-from engine.scheduler import pod_key, split_key
-from engine.state import Cluster
-from engine.tolerations import tolerates
+from engine.api.names import pod_key, split_key
+from engine.api.objects import Node, Pod
+from engine.api.state import Cluster
+from engine.scheduling.tolerations import tolerates
 
 
 class PodGarbageCollector:

@@ -15,12 +15,14 @@ from typing import Any
 import jsonpatch
 import msgspec
 
-from engine import admission
 from engine import events as ev
-from engine.names import generated_suffix, object_uid
-from engine.objects import (
+from engine.api import admission
+from engine.api.names import generated_suffix, object_uid
+from engine.api.objects import (
     API_VERSIONS,
     CLUSTER_SCOPED,
+    FOREGROUND,
+    ORPHAN,
     Deployment,
     KubeObject,
     Node,
@@ -33,15 +35,13 @@ from engine.objects import (
     replace,
     to_manifest,
 )
+from engine.api.pods import with_condition
+from engine.api.state import Cluster
 from engine.operations import Rejected
-from engine.pods import with_condition
-from engine.state import Cluster
 
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 # annotations controllers write on the objects users apply (never in a user's manifest)
 CONTROLLER_ANNOTATIONS = frozenset({"deployment.kubernetes.io/revision"})
-FOREGROUND = "foregroundDeletion"
-ORPHAN = "orphan"
 PROPAGATION_POLICIES = ("Background", "Foreground", "Orphan")
 
 PLURALS = {

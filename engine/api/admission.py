@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from engine.objects import (
+from engine.api.objects import (
     AnyObject,
     Container,
     ContainerPort,
@@ -48,7 +48,7 @@ from engine.objects import (
     replace,
     to_builtins,
 )
-from engine.selectors import Selector, SelectorError, from_label_selector
+from engine.api.selectors import Selector, SelectorError, from_label_selector
 
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 

@@ -14,9 +14,8 @@ from datetime import datetime
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.apiserver import FOREGROUND, ORPHAN
-from engine.objects import KubeObject, kind_of, replace
-from engine.state import Cluster, ObjectKey
+from engine.api.objects import FOREGROUND, ORPHAN, KubeObject, kind_of, replace
+from engine.api.state import Cluster, ObjectKey
 
 
 def key_of(key: ObjectKey) -> str:

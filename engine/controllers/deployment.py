@@ -7,7 +7,7 @@ history cleanup when paused), `rollback` (the deprecated rollbackTo annotation),
 or `rolloutRolling` (`reconcileNewReplicaSet`, `reconcileOldReplicaSets` with
 `cleanupUnhealthyReplicas` first, `cleanupDeployment`), ending in `syncRolloutStatus` (Progressing
 and Available conditions, a timer for the progress deadline). The arithmetic lives in
-`engine/deploymentutil.py`. The controller never touches pods: it writes ReplicaSets' `spec.replicas` and
+`engine/controllers/deploymentutil.py`. The controller never touches pods: it writes ReplicaSets' `spec.replicas` and
 annotations, and the ReplicaSet controller does the rest.
 
 Upstream writes objects one API call at a time and keeps working on its own copies, so a second
@@ -17,7 +17,7 @@ it wrote, and a stale second write stops the sync where upstream's would. Normal
 (`ScalingReplicaSet`, `DeploymentRollback`) are not recorded as events here; their text leads the
 message of the command that caused them.
 
-Deliberate differences: `ComputeHash` is `engine.hashing.template_hash` (see there); the
+Deliberate differences: `ComputeHash` is `engine.controllers.hashing.template_hash` (see there); the
 `DeploymentReplicaSetTerminatingReplicas` gate (status.terminatingReplicas) is not modelled;
 `EqualIgnoreHashAndDroppedFields` is plain `EqualIgnoreHash` (the engine drops no gated fields).
 """
@@ -29,7 +29,19 @@ from datetime import datetime, timedelta
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.deploymentutil import (
+from engine.api.objects import (
+    Deployment,
+    KubeObject,
+    ObjectMeta,
+    Pod,
+    ReplicaSet,
+    ReplicaSetSpec,
+    replace,
+    to_builtins,
+)
+from engine.api.selectors import from_label_selector
+from engine.api.state import Cluster
+from engine.controllers.deploymentutil import (
     FOUND_NEW_RS,
     HASH_LABEL,
     NEW_REPLICA_SET,
@@ -85,20 +97,8 @@ from engine.deploymentutil import (
     with_replicas_annotations,
     without_hash,
 )
-from engine.hashing import template_hash
-from engine.objects import (
-    Deployment,
-    KubeObject,
-    ObjectMeta,
-    Pod,
-    ReplicaSet,
-    ReplicaSetSpec,
-    replace,
-    to_builtins,
-)
-from engine.ownership import claim, controller_ref, owner_ref_to
-from engine.selectors import from_label_selector
-from engine.state import Cluster
+from engine.controllers.hashing import template_hash
+from engine.controllers.ownership import claim, controller_ref, owner_ref_to
 
 NAME = "deployment-controller"
 

@@ -27,9 +27,8 @@ from functools import lru_cache
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.hashing import revision_data, statefulset_revision_hash, with_go_zero_values
-from engine.intstr import scaled_value
-from engine.objects import (
+from engine.api.intstr import scaled_value
+from engine.api.objects import (
     API_VERSIONS,
     ControllerRevision,
     KubeObject,
@@ -46,10 +45,11 @@ from engine.objects import (
     replace,
     to_builtins,
 )
-from engine.ownership import claim, controller_keys, controller_ref, owner_ref_to
-from engine.pods import availability_timers, is_available, is_ready, is_terminating
-from engine.selectors import Selector, from_label_selector
-from engine.state import Cluster
+from engine.api.pods import availability_timers, is_available, is_ready, is_terminating
+from engine.api.selectors import Selector, from_label_selector
+from engine.api.state import Cluster
+from engine.controllers.hashing import revision_data, statefulset_revision_hash, with_go_zero_values
+from engine.controllers.ownership import claim, controller_keys, controller_ref, owner_ref_to
 
 NAME = "statefulset-controller"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"

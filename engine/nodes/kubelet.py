@@ -19,10 +19,10 @@ from datetime import datetime, timedelta
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.objects import Pod, PodStatus, replace
-from engine.pods import is_ready, with_condition
-from engine.scheduler import pod_key, split_key
-from engine.state import Cluster
+from engine.api.names import pod_key, split_key
+from engine.api.objects import Pod, PodStatus, replace
+from engine.api.pods import is_ready, with_condition
+from engine.api.state import Cluster
 
 
 def _conditions(status: PodStatus, ready: bool, now: datetime, reason: str = "") -> PodStatus:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from engine.objects import LabelSelector
+from engine.api.objects import LabelSelector
 
 
 class SelectorError(ValueError):

@@ -2,7 +2,7 @@
 
 Pure functions over Deployments and ReplicaSets, each mirroring the function of the same name in
 pkg/controller/deployment/util/deployment_util.go (and `calculateStatus` / `oldPodsRunning` /
-`requeueStuckDeployment` of the controller). `engine/deployment.py` decides with them; tests call
+`requeueStuckDeployment` of the controller). `engine/controllers/deployment.py` decides with them; tests call
 them directly, as upstream's util tests do.
 """
 
@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
-from engine.intstr import scaled_value
-from engine.objects import (
+from engine.api.intstr import scaled_value
+from engine.api.objects import (
     Deployment,
     DeploymentStatus,
     IntOrString,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.objects import (
+from engine.api.objects import (
     Affinity,
     Node,
     NodeAffinity,
@@ -18,7 +18,7 @@ from engine.objects import (
     PodSpec,
     replace,
 )
-from engine.selectors import Operator, Requirement, SelectorError, requirement
+from engine.api.selectors import Operator, Requirement, SelectorError, requirement
 
 OBJECT_NAME_FIELD = "metadata.name"  # metav1.ObjectNameField
 

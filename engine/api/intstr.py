@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from engine.objects import IntOrString
+from engine.api.objects import IntOrString
 
 
 def scaled_value(value: IntOrString, total: int, round_up: bool) -> int:

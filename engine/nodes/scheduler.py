@@ -13,22 +13,14 @@ from datetime import datetime
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.nodeaffinity import pod_target_node, required_node_affinity_matches
-from engine.objects import Node, Pod, Taint, Toleration
-from engine.state import Cluster
-from engine.tolerations import untolerated
+from engine.api.names import pod_key, split_key
+from engine.api.objects import Node, Pod, Taint, Toleration
+from engine.api.state import Cluster
+from engine.scheduling.nodeaffinity import pod_target_node, required_node_affinity_matches
+from engine.scheduling.tolerations import untolerated
 
 UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
 DEFAULT_MAX_PODS = 110
-
-
-def pod_key(pod: Pod) -> str:
-    return f"{pod.metadata.namespace}/{pod.metadata.name}"
-
-
-def split_key(key: str) -> tuple[str, str]:
-    ns, _, name = key.partition("/")
-    return ns, name
 
 
 def allocatable_pods(node: Node) -> int:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine import commands as cmd
-from engine.objects import API_VERSIONS, KubeObject, OwnerReference, kind_of, replace
-from engine.selectors import Selector, from_label_selector
-from engine.state import Cluster
+from engine.api.objects import API_VERSIONS, KubeObject, OwnerReference, kind_of, replace
+from engine.api.selectors import Selector, from_label_selector
+from engine.api.state import Cluster
 
 
 def controller_ref(obj: KubeObject) -> OwnerReference | None:
