@@ -20,10 +20,15 @@ from typing import Any
 
 import msgspec
 
+from engine.api.defaults.apps import (
+    default_daemonset,
+    default_deployment,
+    default_replicaset,
+    default_statefulset,
+)
+from engine.api.defaults.core import default_node, default_pod, default_pvc
 from engine.api.objects import (
     AnyObject,
-    Container,
-    ContainerPort,
     ControllerRevision,
     DaemonSet,
     Deployment,
@@ -35,16 +40,13 @@ from engine.api.objects import (
     PodSpec,
     PodTemplateSpec,
     ReplicaSet,
-    ResourceRequirements,
     RollingUpdateDaemonSet,
     RollingUpdateDeployment,
     RollingUpdateStatefulSetStrategy,
     Service,
     StatefulSet,
-    StatefulSetPersistentVolumeClaimRetentionPolicy,
     Taint,
     Toleration,
-    Volume,
     replace,
     to_builtins,
 )
@@ -64,9 +66,6 @@ STATEFULSET_MUTABLE_SPEC_FIELDS = (
     "min_ready_seconds",
 )
 
-_KUBELET_DEFAULT_MAX_PODS = "110"
-
-
 # =============================================================================================
 # Defaults
 # =============================================================================================
@@ -78,386 +77,20 @@ def apply_defaults(obj: AnyObject) -> AnyObject:
     Idempotent: `apply_defaults(apply_defaults(x)) == apply_defaults(x)`.
     """
     if isinstance(obj, DaemonSet):
-        return _default_daemonset(obj)
+        return default_daemonset(obj)
     if isinstance(obj, StatefulSet):
-        return _default_statefulset(obj)
+        return default_statefulset(obj)
     if isinstance(obj, Deployment):
-        return _default_deployment(obj)
+        return default_deployment(obj)
     if isinstance(obj, ReplicaSet):
-        # mirrors SetDefaults_ReplicaSet
-        spec = obj.spec
-        return replace(
-            obj,
-            spec=replace(
-                spec,
-                replicas=1 if spec.replicas is None else spec.replicas,
-                template=_default_template(spec.template),
-            ),
-        )
+        return default_replicaset(obj)
     if isinstance(obj, Pod):
-        return replace(obj, spec=_default_pod(_default_pod_spec(obj.spec)))
+        return default_pod(obj)
     if isinstance(obj, Node):
-        return _default_node(obj)
+        return default_node(obj)
     if isinstance(obj, PersistentVolumeClaim):
-        return _default_pvc(obj)
+        return default_pvc(obj)
     return obj
-
-
-def _default_daemonset(ds: DaemonSet) -> DaemonSet:
-    # mirrors SetDefaults_DaemonSet (pkg/apis/apps/v1/defaults.go)
-    spec = ds.spec
-    strategy = spec.update_strategy
-    if not strategy.type:
-        strategy = replace(strategy, type="RollingUpdate")
-    if strategy.type == "RollingUpdate":
-        rolling = strategy.rolling_update or RollingUpdateDaemonSet()
-        if rolling.max_unavailable is None:
-            rolling = replace(rolling, max_unavailable=1)
-        if rolling.max_surge is None:
-            rolling = replace(rolling, max_surge=0)
-        strategy = replace(strategy, rolling_update=rolling)
-    spec = replace(
-        spec,
-        update_strategy=strategy,
-        revision_history_limit=_or(spec.revision_history_limit, 10),
-        template=_default_template(spec.template),
-    )
-    return replace(ds, spec=spec)
-
-
-def _default_statefulset(sts: StatefulSet) -> StatefulSet:
-    # mirrors SetDefaults_StatefulSet (StatefulSetAutoDeletePVC is GA, so the retention policy
-    # is always defaulted; the MaxUnavailableStatefulSet default is left out: the gate is off)
-    spec = sts.spec
-    strategy = spec.update_strategy
-    if not strategy.type:
-        strategy = replace(
-            strategy,
-            type="RollingUpdate",
-            rolling_update=strategy.rolling_update or RollingUpdateStatefulSetStrategy(),
-        )
-    # only an existing rollingUpdate block gets a partition: `type: RollingUpdate` alone
-    # keeps rollingUpdate nil, as upstream does
-    if (
-        strategy.type == "RollingUpdate"
-        and strategy.rolling_update is not None
-        and strategy.rolling_update.partition is None
-    ):
-        strategy = replace(strategy, rolling_update=replace(strategy.rolling_update, partition=0))
-    policy = spec.persistent_volume_claim_retention_policy
-    policy = policy or StatefulSetPersistentVolumeClaimRetentionPolicy()
-    policy = replace(
-        policy,
-        when_deleted=policy.when_deleted or "Retain",
-        when_scaled=policy.when_scaled or "Retain",
-    )
-    spec = replace(
-        spec,
-        pod_management_policy=spec.pod_management_policy or "OrderedReady",
-        update_strategy=strategy,
-        persistent_volume_claim_retention_policy=policy,
-        replicas=_or(spec.replicas, 1),
-        revision_history_limit=_or(spec.revision_history_limit, 10),
-        template=_default_template(spec.template),
-        # the generated SetObjectDefaults_StatefulSet defaults each claim template as a PVC
-        volume_claim_templates=[_default_pvc(c) for c in spec.volume_claim_templates],
-    )
-    return replace(sts, spec=spec)
-
-
-def _default_deployment(deploy: Deployment) -> Deployment:
-    # mirrors SetDefaults_Deployment
-    spec = deploy.spec
-    strategy = spec.strategy
-    if not strategy.type:
-        strategy = replace(strategy, type="RollingUpdate")
-    if strategy.type == "RollingUpdate":
-        rolling = strategy.rolling_update or RollingUpdateDeployment()
-        if rolling.max_unavailable is None:
-            rolling = replace(rolling, max_unavailable="25%")
-        if rolling.max_surge is None:
-            rolling = replace(rolling, max_surge="25%")
-        strategy = replace(strategy, rolling_update=rolling)
-    spec = replace(
-        spec,
-        replicas=_or(spec.replicas, 1),
-        strategy=strategy,
-        revision_history_limit=_or(spec.revision_history_limit, 10),
-        progress_deadline_seconds=_or(spec.progress_deadline_seconds, 600),
-        template=_default_template(spec.template),
-    )
-    return replace(deploy, spec=spec)
-
-
-def _default_pvc(pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:
-    # mirrors SetDefaults_PersistentVolumeClaim and SetDefaults_PersistentVolumeClaimSpec
-    spec = pvc.spec
-    if spec.unmodeled.get("volumeMode") is None:
-        spec = replace(spec, unmodeled={**spec.unmodeled, "volumeMode": "Filesystem"})
-    status = pvc.status
-    if not status.phase:
-        status = replace(status, phase="Pending")
-    return replace(pvc, spec=spec, status=status)
-
-
-def _default_node(node: Node) -> Node:
-    status = node.status
-    # mirrors SetDefaults_NodeStatus: allocatable starts as a copy of capacity
-    allocatable = dict(status.allocatable) if status.allocatable else dict(status.capacity)
-    # not an API default: "110" is the kubelet's default maxPods, which every kubelet reports
-    allocatable.setdefault("pods", _KUBELET_DEFAULT_MAX_PODS)
-    return replace(node, status=replace(status, allocatable=allocatable))
-
-
-def _default_template(template: PodTemplateSpec) -> PodTemplateSpec:
-    return replace(template, spec=_default_pod_spec(template.spec))
-
-
-def _default_pod_spec(spec: PodSpec) -> PodSpec:
-    # mirrors SetDefaults_PodSpec plus the nested defaulters of the generated
-    # SetObjectDefaults_* (SetDefaults_Container, container port protocol, volumes, probes)
-    extra = dict(spec.unmodeled)
-    if not extra.get("dnsPolicy"):
-        extra["dnsPolicy"] = "ClusterFirst"
-    if extra.get("securityContext") is None:
-        extra["securityContext"] = {}
-    if not extra.get("schedulerName"):
-        extra["schedulerName"] = "default-scheduler"
-    for key in ("initContainers", "ephemeralContainers"):
-        if isinstance(extra.get(key), list):
-            extra[key] = [_default_container_dict(c) for c in extra[key]]
-    return replace(
-        spec,
-        restart_policy=spec.restart_policy or "Always",
-        termination_grace_period_seconds=_or(spec.termination_grace_period_seconds, 30),
-        containers=[_default_container(c) for c in spec.containers],
-        volumes=[_default_volume(v) for v in spec.volumes],
-        unmodeled=extra,
-    )
-
-
-def _default_pod(spec: PodSpec) -> PodSpec:
-    # mirrors SetDefaults_Pod: only Pods, not templates, get these
-    extra = dict(spec.unmodeled)
-    if extra.get("enableServiceLinks") is None:
-        extra["enableServiceLinks"] = True
-    containers = [replace(c, resources=_requests_from_limits(c.resources)) for c in spec.containers]
-    inits = extra.get("initContainers")
-    if isinstance(inits, list):
-        extra["initContainers"] = [_requests_from_limits_dict(c) for c in inits]
-    if spec.host_network:
-        # defaultHostNetworkPorts: with host networking every container port is a host port
-        containers = [replace(c, ports=[_host_port(p) for p in c.ports]) for c in containers]
-        if isinstance(extra.get("initContainers"), list):
-            extra["initContainers"] = [_host_port_dict(c) for c in extra["initContainers"]]
-    return replace(spec, containers=containers, unmodeled=extra)
-
-
-def _requests_from_limits(res: ResourceRequirements | None) -> ResourceRequirements | None:
-    if res is None or not res.limits:
-        return res
-    requests = dict(res.requests)
-    for key, value in res.limits.items():
-        requests.setdefault(key, value)
-    return replace(res, requests=requests)
-
-
-def _requests_from_limits_dict(container: Any) -> Any:
-    res = container.get("resources") if isinstance(container, dict) else None
-    if not isinstance(res, dict) or not res.get("limits"):
-        return container
-    requests = dict(res.get("requests") or {})
-    for key, value in res["limits"].items():
-        requests.setdefault(key, value)
-    return {**container, "resources": {**res, "requests": requests}}
-
-
-def _host_port(port: ContainerPort) -> ContainerPort:
-    return port if port.host_port else replace(port, host_port=port.container_port)
-
-
-def _host_port_dict(container: Any) -> Any:
-    if not isinstance(container, dict) or not isinstance(container.get("ports"), list):
-        return container
-    ports = [
-        {**p, "hostPort": p.get("containerPort")}
-        if isinstance(p, dict) and not p.get("hostPort")
-        else p
-        for p in container["ports"]
-    ]
-    return {**container, "ports": ports}
-
-
-def _default_container(container: Container) -> Container:
-    return replace(
-        container,
-        ports=[p if p.protocol else replace(p, protocol="TCP") for p in container.ports],
-        unmodeled=_default_container_fields(container.unmodeled, container.image),
-    )
-
-
-def _default_container_dict(container: Any) -> Any:
-    """An init or ephemeral container, which the object model keeps as a plain dict."""
-    if not isinstance(container, dict):
-        return container
-    out = _default_container_fields(container, str(container.get("image") or ""))
-    if isinstance(out.get("ports"), list):
-        out["ports"] = [
-            {**p, "protocol": "TCP"} if isinstance(p, dict) and not p.get("protocol") else p
-            for p in out["ports"]
-        ]
-    return out
-
-
-def _default_container_fields(fields: Mapping[str, Any], image: str) -> dict[str, Any]:
-    # mirrors SetDefaults_Container, SetDefaults_Probe, SetDefaults_HTTPGetAction and
-    # SetDefaults_ObjectFieldSelector on a container's unmodeled fields
-    out = dict(fields)
-    if not out.get("imagePullPolicy"):
-        out["imagePullPolicy"] = "Always" if _image_tag(image) == "latest" else "IfNotPresent"
-    if not out.get("terminationMessagePath"):
-        out["terminationMessagePath"] = "/dev/termination-log"
-    if not out.get("terminationMessagePolicy"):
-        out["terminationMessagePolicy"] = "File"
-    if isinstance(out.get("env"), list):
-        out["env"] = [_default_env(e) for e in out["env"]]
-    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
-        if isinstance(out.get(probe), dict):
-            out[probe] = _default_probe(out[probe])
-    lifecycle = out.get("lifecycle")
-    if isinstance(lifecycle, dict):
-        out["lifecycle"] = {
-            k: _default_handler(v) if k in ("postStart", "preStop") else v
-            for k, v in lifecycle.items()
-        }
-    return out
-
-
-def _default_env(env: Any) -> Any:
-    value_from = env.get("valueFrom") if isinstance(env, dict) else None
-    if isinstance(value_from, dict) and isinstance(value_from.get("fieldRef"), dict):
-        return {
-            **env,
-            "valueFrom": {**value_from, "fieldRef": _default_field_ref(value_from["fieldRef"])},
-        }
-    return env
-
-
-def _default_field_ref(ref: dict[str, Any]) -> dict[str, Any]:
-    # mirrors SetDefaults_ObjectFieldSelector
-    return ref if ref.get("apiVersion") else {**ref, "apiVersion": "v1"}
-
-
-def _default_probe(probe: dict[str, Any]) -> dict[str, Any]:
-    # mirrors SetDefaults_Probe
-    out = _default_handler(probe)
-    for key, value in (
-        ("timeoutSeconds", 1),
-        ("periodSeconds", 10),
-        ("successThreshold", 1),
-        ("failureThreshold", 3),
-    ):
-        if not out.get(key):
-            out[key] = value
-    return out
-
-
-def _default_handler(handler: Any) -> Any:
-    # mirrors SetDefaults_HTTPGetAction
-    if not isinstance(handler, dict) or not isinstance(handler.get("httpGet"), dict):
-        return dict(handler) if isinstance(handler, dict) else handler
-    get = dict(handler["httpGet"])
-    get["path"] = get.get("path") or "/"
-    get["scheme"] = get.get("scheme") or "HTTP"
-    return {**handler, "httpGet": get}
-
-
-_SECRET_LIKE_SOURCES = ("secret", "configMap", "downwardAPI", "projected")
-_DEFAULT_MODE = 0o644  # v1.SecretVolumeSourceDefaultMode and friends: 420
-
-
-def _default_volume(volume: Volume) -> Volume:
-    # mirrors SetDefaults_Volume and the volume source defaulters
-    sources = {k: v for k, v in volume.unmodeled.items() if v is not None}
-    if volume.persistent_volume_claim is None and not sources:
-        return replace(volume, unmodeled={**volume.unmodeled, "emptyDir": {}})
-    extra = dict(volume.unmodeled)
-    host_path = extra.get("hostPath")
-    if isinstance(host_path, dict) and host_path.get("type") is None:
-        extra["hostPath"] = {**host_path, "type": ""}  # v1.HostPathUnset
-    for key in _SECRET_LIKE_SOURCES:
-        source = extra.get(key)
-        if isinstance(source, dict) and source.get("defaultMode") is None:
-            extra[key] = source = {**source, "defaultMode": _DEFAULT_MODE}
-        if key == "downwardAPI" and isinstance(source, dict):
-            extra[key] = _default_downward_items(source)
-    projected = extra.get("projected")
-    if isinstance(projected, dict) and isinstance(projected.get("sources"), list):
-        extra["projected"] = {
-            **projected,
-            "sources": [_default_projection(s) for s in projected["sources"]],
-        }
-    return replace(volume, unmodeled=extra)
-
-
-def _default_downward_items(source: dict[str, Any]) -> dict[str, Any]:
-    items = source.get("items")
-    if not isinstance(items, list):
-        return source
-    return {
-        **source,
-        "items": [
-            {**i, "fieldRef": _default_field_ref(i["fieldRef"])}
-            if isinstance(i, dict) and isinstance(i.get("fieldRef"), dict)
-            else i
-            for i in items
-        ],
-    }
-
-
-def _default_projection(source: Any) -> Any:
-    if not isinstance(source, dict):
-        return source
-    out = dict(source)
-    if isinstance(out.get("downwardAPI"), dict):
-        out["downwardAPI"] = _default_downward_items(out["downwardAPI"])
-    token = out.get("serviceAccountToken")
-    if isinstance(token, dict) and token.get("expirationSeconds") is None:
-        out["serviceAccountToken"] = {**token, "expirationSeconds": 3600}
-    return out
-
-
-# --- image references (mirrors parsers.ParseImageName over distribution/reference) ----------
-
-_ALNUM = r"[a-z0-9]+"
-_PATH_COMPONENT = rf"{_ALNUM}(?:(?:[._]|__|-+){_ALNUM})*"
-_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
-_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
-_REFERENCE = re.compile(
-    rf"(?P<name>(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
-    r"(?::(?P<tag>[0-9A-Za-z_][0-9A-Za-z_.-]{0,127}))?"
-    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?"
-)
-
-
-def _image_tag(image: str) -> str:
-    """The tag the kubelet would pull: "latest" when none is given; "" for a digest-only or
-    unparseable reference (SetDefaults_Container then picks IfNotPresent)."""
-    if re.fullmatch(r"[a-f0-9]{64}", image):
-        return ""
-    first, slash, rest = image.partition("/")
-    has_domain = slash and (
-        any(c in first for c in ".:") or first == "localhost" or first.lower() != first
-    )
-    remainder = rest if has_domain else image
-    if remainder.lower() != remainder:
-        return ""  # "repository name must be lowercase"
-    match = _REFERENCE.fullmatch(image)
-    if match is None or len(match["name"]) > 255:
-        return ""
-    if match["tag"]:
-        return match["tag"]
-    return "" if match["digest"] else "latest"
 
 
 def _or(value: Any, default: Any) -> Any:
