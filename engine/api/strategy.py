@@ -3,7 +3,9 @@
 Mirrors `PrepareForCreate` / `PrepareForUpdate` of the apps strategies
 (`pkg/registry/apps/{daemonset,statefulset,deployment,replicaset}/strategy.go`) and
 `rest.BeforeUpdate` for the other kinds: `metadata.generation`, and a DaemonSet's
-`deprecated.daemonset.template.generation` annotation.
+`deprecated.daemonset.template.generation` annotation. Like `engine.api.defaults` and
+`engine.api.validation` it imports only the API objects: no API server, state, actor, loop or
+store.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ qualified names, label values, percents), apimachinery's `pkg/api/validation` wi
 `pkg/apis/meta/v1/validation` (`meta`: ObjectMeta, labels, annotations, label selectors), then
 `pkg/apis/core/validation` (`core`: pods, templates, containers, tolerations, nodes, taints) and
 `pkg/apis/apps/validation` (`apps`: the workloads and ControllerRevisions). Pure functions over
-the typed objects, errors in upstream order. They may import `engine.api.objects`,
-`engine.api.selectors` and `engine.api.defaults`, nothing else of the engine: no API server,
-state, actor, loop or store.
+the typed objects, errors in upstream order. They may import only `engine.api.objects`,
+`engine.api.selectors`, `engine.api.defaults` and `engine.api.strategy`: no API server, state,
+actor, loop or store (a contract in pyproject.toml checks it).
 """
