@@ -2,9 +2,10 @@
 validation, the API server that turns writes into events, and the cluster state folded from them.
 
 Holds `objects` (typed msgspec Structs), `names` (uids, generated names, stream ids), `admission`
-(defaulting and validation), `apiserver` (create/update/delete/bind as events), `state` (the
-fold), and the API helpers every actor shares: `selectors` (label selectors), `pods` (podutil's
-predicates), `intstr` (IntOrString scaling). It may import the shared vocabulary (`engine.events`,
-`engine.commands`, `engine.operations`) and nothing else of the engine: no controller, node
-actor, loop or store.
+(the entry points for defaulting, validation and generation bookkeeping, which live in
+`defaults/`, `validation/` and `strategy`), `apiserver` (create/update/delete/bind as events),
+`state` (the fold), and the API helpers every actor shares: `selectors` (label selectors),
+`pods` (podutil's predicates), `intstr` (IntOrString scaling). It may import the shared
+vocabulary (`engine.events`, `engine.commands`, `engine.operations`) and nothing else of the
+engine: no controller, node actor, loop or store.
 """

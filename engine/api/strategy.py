@@ -1,0 +1,79 @@
+"""Generation bookkeeping on every write, as the registry strategies do it.
+
+Mirrors `PrepareForCreate` / `PrepareForUpdate` of the apps strategies
+(`pkg/registry/apps/{daemonset,statefulset,deployment,replicaset}/strategy.go`) and
+`rest.BeforeUpdate` for the other kinds: `metadata.generation`, and a DaemonSet's
+`deprecated.daemonset.template.generation` annotation. Like `engine.api.defaults` and
+`engine.api.validation` it imports only the API objects: no API server, state, actor, loop or
+store.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.api.objects import (
+    AnyObject,
+    DaemonSet,
+    Deployment,
+    ObjectMeta,
+    ReplicaSet,
+    StatefulSet,
+    replace,
+)
+
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+_GENERATION_KINDS = (DaemonSet, StatefulSet, Deployment, ReplicaSet)
+
+
+def with_generation(new: AnyObject, old: AnyObject | None) -> AnyObject:
+    """`metadata.generation` (and a DaemonSet's template generation) as the registry sets them.
+
+    Create: generation 1. Update: +1 when the spec changed (for a Deployment also when its
+    annotations changed); status and other metadata changes keep it. Status is taken from `new`.
+    Kinds without generation bookkeeping keep the stored generation on update.
+    """
+    meta = new.metadata
+    if not isinstance(new, _GENERATION_KINDS):
+        # mirrors rest.BeforeUpdate: a write cannot set the generation
+        return (
+            new
+            if old is None
+            else replace(new, metadata=replace(meta, generation=old.metadata.generation))
+        )
+    if old is None:
+        # mirrors PrepareForCreate of the daemonset, statefulset, deployment, replicaset strategies
+        meta = replace(meta, generation=1)
+        if isinstance(new, DaemonSet):
+            generation = _parse_generation(meta.annotations.get(TEMPLATE_GENERATION))
+            meta = _with_template_generation(meta, max(generation or 1, 1))
+        return replace(new, metadata=meta)
+    assert isinstance(old, type(new))
+    generation = old.metadata.generation
+    if isinstance(new, DaemonSet):
+        # mirrors daemonSetStrategy.PrepareForUpdate: the write cannot set the template
+        # generation; a template change bumps it and the generation
+        template_generation = _parse_generation(old.metadata.annotations.get(TEMPLATE_GENERATION))
+        template_generation = max(template_generation or 1, 1)  # every stored DaemonSet has one
+        if new.spec.template != old.spec.template:
+            template_generation += 1
+        meta = _with_template_generation(meta, template_generation)
+    changed = new.spec != old.spec  # type: ignore[union-attr]
+    if isinstance(new, Deployment):
+        # mirrors deploymentStrategy.PrepareForUpdate: annotations are copied to the
+        # ReplicaSets, so changing them is a change to the desired state
+        changed = changed or new.metadata.annotations != old.metadata.annotations
+    return replace(
+        new, metadata=replace(meta, generation=generation + 1 if changed else generation)
+    )
+
+
+def _parse_generation(text: str | None) -> int | None:
+    if text is None or not re.fullmatch(r"[+-]?[0-9]+", text):
+        return None
+    return int(text)
+
+
+def _with_template_generation(meta: ObjectMeta, generation: int) -> ObjectMeta:
+    return replace(meta, annotations={**meta.annotations, TEMPLATE_GENERATION: str(generation)})

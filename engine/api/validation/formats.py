@@ -1,0 +1,143 @@
+"""Format checks on names and values: mirrors apimachinery's `pkg/util/validation`
+(`IsDNS1123Label`, `IsDNS1123Subdomain`, `IsDNS1035Label`, `IsQualifiedName`, `IsValidLabelValue`,
+`IsValidPercent`) and `api/validate/content`. Each returns upstream's messages, no paths.
+"""
+
+from __future__ import annotations
+
+import re
+
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN = rf"{_DNS_LABEL}(\.{_DNS_LABEL})*"
+_DNS1035_LABEL = r"[a-z]([-a-z0-9]*[a-z0-9])?"
+_LABEL_KEY = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE = rf"({_LABEL_KEY})?"
+PERCENT_FMT = r"[0-9]+%"
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    # mirrors validation.RegexError, double spaces before "or" included
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def dns1123_label(value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not re.fullmatch(_DNS_LABEL, value):
+        if re.fullmatch(_DNS_SUBDOMAIN, value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(
+                _regex_error(
+                    "a lowercase RFC 1123 label must consist of lower case alphanumeric "
+                    "characters or '-', and must start and end with an alphanumeric character",
+                    _DNS_LABEL,
+                    "my-name",
+                    "123-abc",
+                )
+            )
+    return errs
+
+
+def dns1123_subdomain(value: str, unit: str = "characters") -> list[str]:
+    errs = []
+    if len(value) > 253:
+        errs.append(f"must be no more than 253 {unit}")
+    if not re.fullmatch(_DNS_SUBDOMAIN, value):
+        errs.append(
+            _regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                "characters, '-' or '.', and must start and end with an alphanumeric character",
+                _DNS_SUBDOMAIN,
+                "example.com",
+            )
+        )
+    return errs
+
+
+def dns1035_label(value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not re.fullmatch(_DNS1035_LABEL, value):
+        errs.append(
+            _regex_error(
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+                "start with an alphabetic character, and end with an alphanumeric character",
+                _DNS1035_LABEL,
+                "my-name",
+                "abc-123",
+            )
+        )
+    return errs
+
+
+_LABEL_KEY_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+
+
+def qualified_name(value: str) -> list[str]:
+    # mirrors content.IsLabelKey (validation.IsQualifiedName)
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) > 2:
+        return [
+            "a valid label key "
+            + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs += ["prefix part " + m for m in dns1123_subdomain(prefix, unit="bytes")]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 bytes")
+    if not re.fullmatch(_LABEL_KEY, name):
+        errs.append(
+            "name part " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY, "MyName", "my.name", "123-abc")
+        )
+    return errs
+
+
+def label_value(value: str) -> list[str]:
+    # mirrors content.IsLabelValue
+    errs = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 bytes")
+    if not re.fullmatch(_LABEL_VALUE, value):
+        errs.append(
+            _regex_error(
+                "a valid label must be an empty string or consist of alphanumeric characters, "
+                "'-', '_' or '.', and must start and end with an alphanumeric character",
+                _LABEL_VALUE,
+                "MyValue",
+                "my_value",
+                "12345",
+            )
+        )
+    return errs
+
+
+def percent(value: str) -> list[str]:
+    # mirrors validation.IsValidPercent
+    if re.fullmatch(PERCENT_FMT, value):
+        return []
+    return [
+        _regex_error(
+            "a valid percent string must be a numeric string followed by an ending '%'",
+            PERCENT_FMT,
+            "1%",
+            "93%",
+        )
+    ]
