@@ -3,7 +3,7 @@
 Rows come from `pkg/controller/deployment/{rolling,sync,progress,recreate,deployment_controller}_test.go`
 and `util/deployment_util_test.go` in kubernetes/kubernetes; each id names the upstream test.
 Upstream tests its helpers directly and its controller methods against a fake clientset, counting
-the ReplicaSet updates they issue. Here the helpers (`engine.controllers.deploymentutil`) are called directly and
+the ReplicaSet updates they issue. Here the helpers (`engine.controllers.deployment.util`) are called directly and
 the methods run on a `_Sync` (one syncDeployment's state) whose commands stand for the fake
 clientset's actions. Scenario tests run one pure `reconcile_deployment` against a cluster filled
 through an Engine, and whole-engine tests run the Deployment and ReplicaSet controllers together.
@@ -43,8 +43,13 @@ from engine.api.objects import (
     replace,
 )
 from engine.api.state import Cluster
-from engine.controllers.deployment import NAME, DeploymentController, _Sync, reconcile_deployment
-from engine.controllers.deploymentutil import (
+from engine.controllers.deployment.controller import (
+    NAME,
+    DeploymentController,
+    _Sync,
+    reconcile_deployment,
+)
+from engine.controllers.deployment.util import (
     DESIRED_REPLICAS,
     HASH_LABEL,
     MAX_INT32,
@@ -759,7 +764,7 @@ def test_scale(
     wasnt_updated: set[str],
     desired: dict[str, int],
 ) -> None:
-    from engine.controllers.deploymentutil import max_surge
+    from engine.controllers.deployment.util import max_surge
 
     def annotated(r: ReplicaSet) -> ReplicaSet:
         want = desired.get(r.metadata.name, old_d.spec.replicas or 0)

@@ -41,7 +41,7 @@ from engine.api.objects import (
 )
 from engine.api.selectors import from_label_selector
 from engine.api.state import Cluster
-from engine.controllers.deploymentutil import (
+from engine.controllers.deployment.util import (
     FOUND_NEW_RS,
     HASH_LABEL,
     NEW_REPLICA_SET,
