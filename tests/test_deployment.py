@@ -45,8 +45,8 @@ from engine.api.objects import (
 from engine.api.state import Cluster
 from engine.controllers.deployment import NAME, DeploymentController, reconcile_deployment
 from engine.controllers.deployment.context import SyncContext
-from engine.controllers.deployment.progress import sync_rollout_status
-from engine.controllers.deployment.recreate import rollout_recreate
+from engine.controllers.deployment.progress import requeue_stuck_deployment, sync_rollout_status
+from engine.controllers.deployment.recreate import old_pods_running, rollout_recreate
 from engine.controllers.deployment.rolling import (
     cleanup_unhealthy_replicas,
     reconcile_new_replica_set,
@@ -79,12 +79,10 @@ from engine.controllers.deployment.util import (
     new_replica_set_annotations,
     new_rs_new_replicas,
     non_negative_int32,
-    old_pods_running,
     remove_condition,
     replica_count,
     replica_set_fraction,
     replicas_annotations_need_update,
-    requeue_stuck_deployment,
     resolve_fenceposts,
     set_condition,
     with_replicas_annotations,

@@ -9,18 +9,18 @@ enqueueAfter), and once the rollout is over a pending one is cancelled.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from engine.api.objects import DeploymentStatus, ReplicaSet, replace
+from engine.api.objects import Deployment, DeploymentStatus, ReplicaSet, WorkloadCondition, replace
 from engine.controllers.deployment.context import SyncContext
-from engine.controllers.deployment.sync import describe
+from engine.controllers.deployment.sync import calculate_status, describe
 from engine.controllers.deployment.util import (
     NEW_RS_AVAILABLE,
     PROGRESSING,
     REPLICA_FAILURE,
     REPLICA_SET_UPDATED,
     TIMED_OUT,
-    calculate_status,
+    ZERO_TIME,
     condition,
     deployment_complete,
     deployment_progressing,
@@ -28,8 +28,6 @@ from engine.controllers.deployment.util import (
     get_condition,
     has_progress_deadline,
     remove_condition,
-    replica_failure_conditions,
-    requeue_stuck_deployment,
     set_condition,
 )
 
@@ -111,3 +109,30 @@ def _drop_finished_deadline(ctx: SyncContext, status: DeploymentStatus) -> None:
     finished = deployment_complete(d, status) or (cond is not None and cond.reason == TIMED_OUT)
     if finished and ctx.pending_timers():
         ctx.cancel_timers("progress-deadline", "the rollout is over: its progress-deadline look-again would change nothing")
+
+
+def replica_failure_conditions(all_rss: Sequence[ReplicaSet | None], new_rs: ReplicaSet | None) -> list[WorkloadCondition]:
+    """Mirrors getReplicaFailures: the new RS's ReplicaFailure, else any old one's."""
+
+    def of(rs: ReplicaSet) -> list[WorkloadCondition]:
+        return [
+            replace(c, last_update_time=c.last_transition_time)  # ReplicaSetToDeploymentCondition
+            for c in rs.status.conditions
+            if c.type == REPLICA_FAILURE
+        ]
+
+    if new_rs is not None and (found := of(new_rs)):
+        return found
+    return [c for rs in all_rss if rs is not None for c in of(rs)]
+
+
+def requeue_stuck_deployment(d: Deployment, status: DeploymentStatus, now: datetime) -> timedelta | None:
+    """Mirrors requeueStuckDeployment: None (-1, no requeue), 0 (now) or the time left."""
+    cond = get_condition(d.status, PROGRESSING)
+    if not has_progress_deadline(d) or cond is None:
+        return None
+    if deployment_complete(d, status) or cond.reason == TIMED_OUT:
+        return None
+    since = cond.last_update_time or ZERO_TIME
+    after = since + timedelta(seconds=d.spec.progress_deadline_seconds or 0) - now
+    return timedelta(0) if after < timedelta(seconds=1) else after

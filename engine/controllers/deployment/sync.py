@@ -3,15 +3,18 @@
 `sync` (paused, or a scaling event) scales proportionally and, when paused, trims the revision
 history; `get_all`/`get_new_replica_set` find (and annotate) or create the ReplicaSet of the
 current template, which every path starts from; `scale_replica_set` is the one write of a
-ReplicaSet's size; `cleanup_deployment` deletes old ReplicaSets past revisionHistoryLimit.
+ReplicaSet's size; `cleanup_deployment` deletes old ReplicaSets past revisionHistoryLimit;
+`calculate_status` is the counts and Available condition every status write starts from.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import NoReturn
 
 from engine.api.objects import (
+    Deployment,
     DeploymentStatus,
     ObjectMeta,
     ReplicaSet,
@@ -21,8 +24,11 @@ from engine.api.objects import (
 )
 from engine.controllers.deployment.context import Stop, SyncContext
 from engine.controllers.deployment.util import (
+    AVAILABLE,
     FOUND_NEW_RS,
     HASH_LABEL,
+    MINIMUM_REPLICAS_AVAILABLE,
+    MINIMUM_REPLICAS_UNAVAILABLE,
     NEW_REPLICA_SET,
     PAUSED,
     PROGRESSING,
@@ -30,10 +36,11 @@ from engine.controllers.deployment.util import (
     REVISION,
     TIMED_OUT,
     active,
+    actual_replica_count,
+    available_replica_count,
     by_revision,
     by_size_newer,
     by_size_older,
-    calculate_status,
     condition,
     desired_replicas_annotation,
     equal_ignore_hash,
@@ -47,9 +54,11 @@ from engine.controllers.deployment.util import (
     is_saturated,
     max_revision,
     max_surge,
+    max_unavailable,
     new_replica_set_annotations,
     new_rs_new_replicas,
     proportion,
+    ready_replica_count,
     replica_count,
     replicas,
     replicas_annotations_need_update,
@@ -384,6 +393,26 @@ def sync_deployment_status(ctx: SyncContext, all_rss: Sequence[ReplicaSet | None
         return
     ctx.set_status(status)
     ctx.update_status("status", describe(status))
+
+
+def calculate_status(all_rss: Sequence[ReplicaSet | None], new_rs: ReplicaSet | None, d: Deployment, now: datetime) -> DeploymentStatus:
+    """Mirrors calculateStatus: counts from the ReplicaSets' status, and the Available condition."""
+    available = available_replica_count(all_rss)
+    status = DeploymentStatus(
+        observed_generation=d.metadata.generation,
+        replicas=actual_replica_count(all_rss),
+        updated_replicas=actual_replica_count([new_rs]),
+        ready_replicas=ready_replica_count(all_rss),
+        available_replicas=available,
+        unavailable_replicas=max(replica_count(all_rss) - available, 0),
+        collision_count=d.status.collision_count,
+        conditions=list(d.status.conditions),
+    )
+    if available >= replicas(d) - max_unavailable(d):
+        cond = condition(AVAILABLE, "True", MINIMUM_REPLICAS_AVAILABLE, "Deployment has minimum availability.", now)
+    else:
+        cond = condition(AVAILABLE, "False", MINIMUM_REPLICAS_UNAVAILABLE, "Deployment does not have minimum availability.", now)
+    return set_condition(status, cond)
 
 
 def describe(s: DeploymentStatus) -> str:
