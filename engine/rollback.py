@@ -106,7 +106,7 @@ def _undo_deployment(api: ApiServer, d: Deployment, operation: RolloutUndo, audi
     ones (revision, last-applied, ...) and takes all others from the ReplicaSet, change-cause
     included. The controller then re-uses that ReplicaSet and bumps its revision."""
     from engine.api.selectors import from_label_selector
-    from engine.controllers.deploymentutil import (
+    from engine.controllers.deployment.util import (
         deployment_annotations_from,
         equal_ignore_hash,
         revision,

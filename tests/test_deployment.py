@@ -3,8 +3,8 @@
 Rows come from `pkg/controller/deployment/{rolling,sync,progress,recreate,deployment_controller}_test.go`
 and `util/deployment_util_test.go` in kubernetes/kubernetes; each id names the upstream test.
 Upstream tests its helpers directly and its controller methods against a fake clientset, counting
-the ReplicaSet updates they issue. Here the helpers (`engine.controllers.deploymentutil`) are called directly and
-the methods run on a `_Sync` (one syncDeployment's state) whose commands stand for the fake
+the ReplicaSet updates they issue. Here the helpers (`engine.controllers.deployment.util`) are called directly and
+the sync functions run on a `SyncContext` (one syncDeployment's state) whose commands stand for the fake
 clientset's actions. Scenario tests run one pure `reconcile_deployment` against a cluster filled
 through an Engine, and whole-engine tests run the Deployment and ReplicaSet controllers together.
 """
@@ -43,8 +43,18 @@ from engine.api.objects import (
     replace,
 )
 from engine.api.state import Cluster
-from engine.controllers.deployment import NAME, DeploymentController, _Sync, reconcile_deployment
-from engine.controllers.deploymentutil import (
+from engine.controllers.deployment import NAME, DeploymentController, reconcile_deployment
+from engine.controllers.deployment.context import SyncContext
+from engine.controllers.deployment.progress import requeue_stuck_deployment, sync_rollout_status
+from engine.controllers.deployment.recreate import old_pods_running, rollout_recreate
+from engine.controllers.deployment.rolling import (
+    cleanup_unhealthy_replicas,
+    reconcile_new_replica_set,
+    reconcile_old_replica_sets,
+    scale_down_old_for_rolling_update,
+)
+from engine.controllers.deployment.sync import cleanup_deployment, scale
+from engine.controllers.deployment.util import (
     DESIRED_REPLICAS,
     HASH_LABEL,
     MAX_INT32,
@@ -69,12 +79,10 @@ from engine.controllers.deploymentutil import (
     new_replica_set_annotations,
     new_rs_new_replicas,
     non_negative_int32,
-    old_pods_running,
     remove_condition,
     replica_count,
     replica_set_fraction,
     replicas_annotations_need_update,
-    requeue_stuck_deployment,
     resolve_fenceposts,
     set_condition,
     with_replicas_annotations,
@@ -186,7 +194,7 @@ def with_template_label(rs_: ReplicaSet, key: str, value: str) -> ReplicaSet:
     return replace(rs_, spec=replace(rs_.spec, template=replace(t, metadata=replace(t.metadata, labels={**t.metadata.labels, key: value}))))
 
 
-def updates(sync: _Sync) -> list[ReplicaSet]:
+def updates(sync: SyncContext) -> list[ReplicaSet]:
     """The ReplicaSet updates a sync issued (upstream's fake clientset update actions)."""
     return [c.object for c in sync.commands if isinstance(c, cmd.UpdateObject) and isinstance(c.object, ReplicaSet)]
 
@@ -578,8 +586,8 @@ def rs_available(name: str, spec: int, status: int, available: int) -> ReplicaSe
 )
 def test_sync_rollout_status(d: Deployment, all_rss: list[ReplicaSet], new_rs: ReplicaSet | None, expected: tuple[str, str] | None, times: str | None) -> None:
     now = TEST_TIME + timedelta(hours=1)
-    sync = _Sync(d, None, now)
-    sync.sync_rollout_status([*all_rss, *([new_rs] if new_rs else [])], new_rs)
+    sync = SyncContext(d, None, now)
+    sync_rollout_status(sync, [*all_rss, *([new_rs] if new_rs else [])], new_rs)
     cond = get_condition(sync.d.status, PROGRESSING)
     if expected is None:
         assert cond is None
@@ -599,14 +607,14 @@ def test_sync_rollout_status(d: Deployment, all_rss: list[ReplicaSet], new_rs: R
 def test_sync_rollout_status_messages_name_the_new_replica_set() -> None:
     """progress.go's messages, verbatim."""
     d = current_deployment(60, 3, 2, 2, 2, [])
-    sync = _Sync(d, None, T0)
-    sync.sync_rollout_status([rs_available("web-app-5d9c7b8f6", 3, 3, 3)], rs_available("web-app-5d9c7b8f6", 3, 3, 3))
+    sync = SyncContext(d, None, T0)
+    sync_rollout_status(sync, [rs_available("web-app-5d9c7b8f6", 3, 3, 3)], rs_available("web-app-5d9c7b8f6", 3, 3, 3))
     cond = get_condition(sync.d.status, PROGRESSING)
     assert cond is not None and cond.message == 'ReplicaSet "web-app-5d9c7b8f6" has successfully progressed.'
     available = get_condition(sync.d.status, "Available")
     assert available is not None and available.message == "Deployment has minimum availability."
-    stuck = _Sync(current_deployment(60, 3, 2, 2, 2, [RS_UPDATED]), None, TEST_TIME + timedelta(seconds=61))
-    stuck.sync_rollout_status([rs_available("x", 3, 2, 2)], rs_available("x", 3, 2, 2))
+    stuck = SyncContext(current_deployment(60, 3, 2, 2, 2, [RS_UPDATED]), None, TEST_TIME + timedelta(seconds=61))
+    sync_rollout_status(stuck, [rs_available("x", 3, 2, 2)], rs_available("x", 3, 2, 2))
     cond = get_condition(stuck.d.status, PROGRESSING)
     assert cond is not None and cond.message == 'ReplicaSet "x" has timed out progressing.'
     available = get_condition(stuck.d.status, "Available")
@@ -616,12 +624,12 @@ def test_sync_rollout_status_messages_name_the_new_replica_set() -> None:
 def test_an_unchanged_stuck_status_sets_a_timer_at_the_deadline_plus_one_second() -> None:
     """requeueStuckDeployment: `enqueueAfter(d, after + 1s)`, on virtual time."""
     d = current_deployment(60, 3, 3, 3, 1, [STUCK])
-    sync = _Sync(d, None, TEST_TIME + timedelta(seconds=30))
+    sync = SyncContext(d, None, TEST_TIME + timedelta(seconds=30))
     rss = [rs_available("foo", 3, 3, 1)]
     # make the computed status equal the stored one: Available as calculateStatus sets it
-    sync.sync_rollout_status(rss, rss[0])
-    again = _Sync(sync.d, None, TEST_TIME + timedelta(seconds=30))
-    again.sync_rollout_status(rss, rss[0])
+    sync_rollout_status(sync, rss, rss[0])
+    again = SyncContext(sync.d, None, TEST_TIME + timedelta(seconds=30))
+    sync_rollout_status(again, rss, rss[0])
     timers = [c for c in again.commands if isinstance(c, cmd.SetTimer)]
     assert [t.due for t in timers] == [TEST_TIME + timedelta(seconds=61)]
 
@@ -645,8 +653,8 @@ def test_reconcile_new_replica_set(dep_replicas: int, surge: int, old_replicas: 
     new = rs("foo-v2", new_replicas)
     old = rs("foo-v2-old", old_replicas)
     d = new_deployment(replicas=dep_replicas, max_surge=surge, max_unavailable=0, selector={"foo": "bar"})
-    sync = _Sync(d, None, T0)
-    scaled = sync.reconcile_new_replica_set([new, old], new)
+    sync = SyncContext(d, None, T0)
+    scaled = reconcile_new_replica_set(sync, [new, old], new)
     done = updates(sync)
     if expected is None:
         assert not scaled and not done
@@ -668,8 +676,8 @@ def test_reconcile_old_replica_sets(dep_replicas: int, unavailable: int, old_rep
     new = rs("foo-new", new_replicas, {"foo": "new"}, available=ready_new)
     old = rs("foo-old", old_replicas, {"foo": "old"}, available=ready_old)
     d = new_deployment(replicas=dep_replicas, max_surge=0, max_unavailable=unavailable, selector={"foo": "new"})
-    sync = _Sync(d, None, T0)
-    scaled = sync.reconcile_old_replica_sets([old, new], [old], new)
+    sync = SyncContext(d, None, T0)
+    scaled = reconcile_old_replica_sets(sync, [old, new], [old], new)
     assert scaled is (expected_old is not None)
     if expected_old is not None:
         assert updates(sync)[-1].spec.replicas == expected_old
@@ -686,8 +694,8 @@ def test_reconcile_old_replica_sets(dep_replicas: int, unavailable: int, old_rep
 )
 def test_cleanup_unhealthy_replicas(old_replicas: int, ready: int, max_cleanup: int, expected: int) -> None:
     d = new_deployment(replicas=10, max_surge=2, max_unavailable=2)
-    sync = _Sync(d, None, T0)
-    _, cleaned = sync.cleanup_unhealthy_replicas([rs("foo-v2", old_replicas, available=ready)], max_cleanup)
+    sync = SyncContext(d, None, T0)
+    _, cleaned = cleanup_unhealthy_replicas(sync, [rs("foo-v2", old_replicas, available=ready)], max_cleanup)
     assert cleaned == expected
 
 
@@ -704,8 +712,8 @@ def test_cleanup_unhealthy_replicas(old_replicas: int, ready: int, max_cleanup: 
 def test_scale_down_old_replica_sets_for_rolling_update(dep_replicas: int, unavailable: int, ready: int, old_replicas: int, expected: int | None) -> None:
     old = rs("foo-v2", old_replicas, available=ready)
     d = new_deployment(replicas=dep_replicas, max_surge=0, max_unavailable=unavailable, selector={"foo": "bar"})
-    sync = _Sync(d, None, T0)
-    scaled = sync.scale_down_old_for_rolling_update([old], [old])
+    sync = SyncContext(d, None, T0)
+    scaled = scale_down_old_for_rolling_update(sync, [old], [old])
     if expected is None:
         assert scaled == 0 and not updates(sync)
     else:
@@ -759,7 +767,7 @@ def test_scale(
     wasnt_updated: set[str],
     desired: dict[str, int],
 ) -> None:
-    from engine.controllers.deploymentutil import max_surge
+    from engine.controllers.deployment.util import max_surge
 
     def annotated(r: ReplicaSet) -> ReplicaSet:
         want = desired.get(r.metadata.name, old_d.spec.replicas or 0)
@@ -768,8 +776,8 @@ def test_scale(
 
     new_rs = annotated(new_rs) if new_rs else None
     old_rss = [annotated(r) for r in old_rss]
-    sync = _Sync(d, None, T0)
-    sync.scale(new_rs, old_rss)
+    sync = SyncContext(d, None, T0)
+    scale(sync, new_rs, old_rss)
     sizes = {r.metadata.name: r.spec.replicas for r in [*([new_rs] if new_rs else []), *old_rss]}
     for u in updates(sync):
         if u.metadata.name not in wasnt_updated:
@@ -793,8 +801,8 @@ def test_scale(
 def test_cleanup_deployment(old: list[tuple[str, int, int]], limit: int, expected: int) -> None:
     rss = [rs(name, spec, {"foo": "bar"}, status_replicas=status) for name, spec, status in old]
     rss = [replace(r, metadata=replace(r.metadata, deletion_timestamp=T0)) if r.metadata.name == "deleted" else r for r in rss]
-    sync = _Sync(new_deployment(replicas=1, revision_history_limit=limit, selector={"foo": "bar"}), None, T0)
-    sync.cleanup_deployment(rss)
+    sync = SyncContext(new_deployment(replicas=1, revision_history_limit=limit, selector={"foo": "bar"}), None, T0)
+    cleanup_deployment(sync, rss)
     assert len([c for c in sync.commands if isinstance(c, cmd.DeleteObject)]) == expected
 
 
@@ -804,8 +812,8 @@ def test_cleanup_deployment_skips_a_replica_set_whose_generation_is_not_observed
     a = rs("a", 0, annotations={REVISION: "1"})
     a = replace(a, metadata=replace(a.metadata, generation=2), status=replace(a.status, observed_generation=1))
     b = rs("b", 0, annotations={REVISION: "2"})
-    sync = _Sync(new_deployment(revision_history_limit=1), None, T0)
-    sync.cleanup_deployment([b, a])
+    sync = SyncContext(new_deployment(revision_history_limit=1), None, T0)
+    cleanup_deployment(sync, [b, a])
     assert not sync.commands
 
 
@@ -817,8 +825,8 @@ def test_cleanup_deployment_skips_a_replica_set_whose_generation_is_not_observed
 def test_scale_down_old_replica_sets_for_recreate() -> None:
     """TestScaleDownOldReplicaSets: every old ReplicaSet goes to 0."""
     d = replace(new_deployment(replicas=3, selector={"foo": "bar"}), spec=replace(new_deployment(replicas=3).spec, strategy=DeploymentStrategy(type="Recreate")))
-    sync = _Sync(d, None, T0)
-    sync.rollout_recreate([rs("foo-0", 3, {"foo": "bar"})], {})
+    sync = SyncContext(d, None, T0)
+    rollout_recreate(sync, [rs("foo-0", 3, {"foo": "bar"})], {})
     assert [u.spec.replicas for u in updates(sync)] == [0]
 
 

@@ -56,7 +56,7 @@ from engine.api.objects import Deployment, KubeObject, Pod, ReplicaSet, decode_o
 from engine.api.pods import is_available
 from engine.api.state import Cluster
 from engine.controllers.deployment import NAME, reconcile_deployment
-from engine.controllers.deploymentutil import (
+from engine.controllers.deployment.util import (
     DESIRED_REPLICAS,
     HASH_LABEL,
     REVISION,

@@ -1,7 +1,7 @@
 """kube-controller-manager's controllers, each a pure `reconcile(key, cluster, now)` that
-returns commands as data: DaemonSet, StatefulSet, Deployment (with `deploymentutil`, the
-functions of deployment_util.go), ReplicaSet, the garbage collector, PodGC and taint eviction
-(`evictions`).
+returns commands as data: DaemonSet, StatefulSet, Deployment (a package with one module per
+file of upstream's pkg/controller/deployment, `util` holding deployment_util.go), ReplicaSet,
+the garbage collector, PodGC and taint eviction (`evictions`).
 
 Shared helpers: `revisions` (ControllerRevision history), `hashing` (revision and template
 hashes), `ownership` (controller references, adoption and release). Controllers may import

@@ -1,9 +1,9 @@
-"""Deployment rollout arithmetic: fenceposts, revisions, replica annotations, conditions, status.
+"""deployment_util.go: fenceposts, revisions, replica annotations, conditions.
 
 Pure functions over Deployments and ReplicaSets, each mirroring the function of the same name in
-pkg/controller/deployment/util/deployment_util.go (and `calculateStatus` / `oldPodsRunning` /
-`requeueStuckDeployment` of the controller). `engine/controllers/deployment.py` decides with them; tests call
-them directly, as upstream's util tests do.
+pkg/controller/deployment/util/deployment_util.go (and the orders of controller_utils.go). The
+other modules of this package decide with them; tests call them directly, as upstream's util
+tests do.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from engine.api.objects import (
     DeploymentStatus,
     IntOrString,
     LabelSelector,
-    Pod,
     PodTemplateSpec,
     ReplicaSet,
     WorkloadCondition,
@@ -56,7 +55,7 @@ RESUMED = "DeploymentResumed"
 MINIMUM_REPLICAS_AVAILABLE = "MinimumReplicasAvailable"
 MINIMUM_REPLICAS_UNAVAILABLE = "MinimumReplicasUnavailable"
 
-_EPOCH = datetime(1, 1, 1, tzinfo=UTC)  # Go's zero time sorts first
+ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)  # Go's zero time: sorts first, and a missing time is it
 
 
 # --- replicas and fenceposts ----------------------------------------------------------------------
@@ -152,7 +151,7 @@ def active(rss: Iterable[ReplicaSet | None]) -> list[ReplicaSet]:
 
 def by_creation(rs: ReplicaSet) -> tuple[datetime, str]:
     """Mirrors ReplicaSetsByCreationTimestamp: oldest first, then name."""
-    return (rs.metadata.creation_timestamp or _EPOCH, rs.metadata.name)
+    return (rs.metadata.creation_timestamp or ZERO_TIME, rs.metadata.name)
 
 
 def by_size_newer(rss: Iterable[ReplicaSet]) -> list[ReplicaSet]:
@@ -461,68 +460,5 @@ def deployment_timed_out(d: Deployment, status: DeploymentStatus, now: datetime)
         return False
     if cond.reason == TIMED_OUT:
         return True
-    since = cond.last_update_time or _EPOCH
+    since = cond.last_update_time or ZERO_TIME
     return since + timedelta(seconds=d.spec.progress_deadline_seconds or 0) < now
-
-
-def requeue_stuck_deployment(d: Deployment, status: DeploymentStatus, now: datetime) -> timedelta | None:
-    """Mirrors requeueStuckDeployment: None (-1, no requeue), 0 (now) or the time left."""
-    cond = get_condition(d.status, PROGRESSING)
-    if not has_progress_deadline(d) or cond is None:
-        return None
-    if deployment_complete(d, status) or cond.reason == TIMED_OUT:
-        return None
-    since = cond.last_update_time or _EPOCH
-    after = since + timedelta(seconds=d.spec.progress_deadline_seconds or 0) - now
-    return timedelta(0) if after < timedelta(seconds=1) else after
-
-
-def replica_failure_conditions(all_rss: Sequence[ReplicaSet | None], new_rs: ReplicaSet | None) -> list[WorkloadCondition]:
-    """Mirrors getReplicaFailures: the new RS's ReplicaFailure, else any old one's."""
-
-    def of(rs: ReplicaSet) -> list[WorkloadCondition]:
-        return [
-            replace(c, last_update_time=c.last_transition_time)  # ReplicaSetToDeploymentCondition
-            for c in rs.status.conditions
-            if c.type == REPLICA_FAILURE
-        ]
-
-    if new_rs is not None and (found := of(new_rs)):
-        return found
-    return [c for rs in all_rss if rs is not None for c in of(rs)]
-
-
-def calculate_status(all_rss: Sequence[ReplicaSet | None], new_rs: ReplicaSet | None, d: Deployment, now: datetime) -> DeploymentStatus:
-    """Mirrors calculateStatus: counts from the ReplicaSets' status, and the Available condition."""
-    available = available_replica_count(all_rss)
-    status = DeploymentStatus(
-        observed_generation=d.metadata.generation,
-        replicas=actual_replica_count(all_rss),
-        updated_replicas=actual_replica_count([new_rs]),
-        ready_replicas=ready_replica_count(all_rss),
-        available_replicas=available,
-        unavailable_replicas=max(replica_count(all_rss) - available, 0),
-        collision_count=d.status.collision_count,
-        conditions=list(d.status.conditions),
-    )
-    if available >= replicas(d) - max_unavailable(d):
-        cond = condition(AVAILABLE, "True", MINIMUM_REPLICAS_AVAILABLE, "Deployment has minimum availability.", now)
-    else:
-        cond = condition(AVAILABLE, "False", MINIMUM_REPLICAS_UNAVAILABLE, "Deployment does not have minimum availability.", now)
-    return set_condition(status, cond)
-
-
-# --- Recreate ------------------------------------------------------------------------------------------
-
-
-def old_pods_running(new_rs: ReplicaSet | None, old_rss: Sequence[ReplicaSet], pod_map: Mapping[str, Sequence[Pod]]) -> bool:
-    """Mirrors oldPodsRunning: old RSes still report replicas, or a pod of a non-new RS is not
-    in a terminal phase (Pending, Running, Unknown or no phase all count)."""
-    if actual_replica_count(old_rss) > 0:
-        return True
-    for uid in sorted(pod_map):
-        if new_rs is not None and uid == new_rs.metadata.uid:
-            continue
-        if any(p.status.phase not in ("Failed", "Succeeded") for p in pod_map[uid]):
-            return True
-    return False
