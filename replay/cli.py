@@ -23,9 +23,10 @@ from engine.loop import LoopError
 from engine.operations import Apply, Rejected, RolloutPause, RolloutResume, RolloutUndo
 from engine.store import DEFAULT_URL, EventStore, StoreError
 from projections import audit_trail, cluster_state
-from replay import printers, rollouts
 from replay.history import HistoryError, load_history, parse_duration, parse_time
 from replay.kinds import UnknownKind, resolve
+from replay.printers import manifests, rollout, tables
+from replay.printers.describe import describe
 from replay.session import run
 from replay.why import explain, format_event
 
@@ -184,7 +185,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
             raise UserError(f"error: {path}: document {exc.line}: {exc.field + ': ' if exc.field else ''}{exc.message}") from None
         for operation in operations:
             obj = operation.object
-            _out(f"{printers.names([obj]).strip()} applied")
+            _out(f"{tables.names([obj]).strip()} applied")
     return 0
 
 
@@ -227,7 +228,7 @@ def cmd_get(args: argparse.Namespace) -> int:
             if args.output in ("", "wide"):
                 if objects:
                     chunks.append(
-                        printers.table(
+                        tables.table(
                             kind,
                             objects,
                             now,
@@ -239,11 +240,11 @@ def cmd_get(args: argparse.Namespace) -> int:
                         )
                     )
         if args.output == "json":
-            _out(printers.as_json(collected, single=len(names) == 1))
+            _out(manifests.as_json(collected, single=len(names) == 1))
         elif args.output == "yaml":
-            _out(printers.as_yaml(collected, single=len(names) == 1))
+            _out(manifests.as_yaml(collected, single=len(names) == 1))
         elif args.output == "name":
-            _out(printers.names(collected))
+            _out(tables.names(collected))
         elif chunks:
             _out("\n".join(c.rstrip("\n") + "\n" for c in chunks).rstrip("\n"))
         else:
@@ -263,7 +264,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
             lines = [format_event(e, cluster.now) for e in entries if e.type in ("WarningRecorded",) or e.reason not in ("", "timer")][-20:]
             if i:
                 _out("")
-            _out(printers.describe(obj, cluster, lines))
+            _out(describe(obj, cluster, lines))
         audit_trail.save(store, trail)
     return 0
 
@@ -298,7 +299,7 @@ def cmd_why(args: argparse.Namespace) -> int:
         if text is None:
             raise UserError(f"error: nothing was ever recorded about {kind} {namespace + '/' if namespace else ''}{name}")
         workload = cluster.get(kind, namespace, name)
-        stuck = rollouts.blocker(cluster, workload) if workload is not None else ""
+        stuck = rollout.blocker(cluster, workload) if workload is not None else ""
         if stuck:
             text += f"\n\nnow ({cluster.now.isoformat().replace('+00:00', 'Z') if cluster.now else '-'}): {stuck}"
         _out(text)
@@ -323,15 +324,15 @@ def cmd_rollout(args: argparse.Namespace) -> int:
             raise UserError(f"error: no rollout support for {kind}: only DaemonSets, StatefulSets and Deployments roll out")
         if args.action == "history":
             try:
-                _out(rollouts.history(cluster, workload, args.revision))
-            except rollouts.RolloutError as exc:
+                _out(rollout.history(cluster, workload, args.revision))
+            except rollout.RolloutError as exc:
                 raise UserError(f"error: {exc}") from None
         elif args.action == "status":
-            text, done = rollouts.status(cluster, workload)
+            text, done = rollout.status(cluster, workload)
             _out(text)
             return 0 if done else 1
         elif args.action in ("pause", "resume"):
-            noun = printers.names([workload]).strip()
+            noun = tables.names([workload]).strip()
             if kind != "Deployment":
                 # kubectl's objectpauser/objectresumer support Deployments only
                 raise UserError(f'error: {PLURALS_OF[kind]} "{name}" {args.action[:-1]}ing is not supported')
@@ -357,7 +358,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
             except Rejected as exc:
                 raise UserError(f"error: {exc.message}") from None
             after = cluster_state.load(store).get(kind, namespace, name)
-            noun = printers.names([before]).strip()
+            noun = tables.names([before]).strip()
             if after is not None and after.spec == before.spec:  # type: ignore[attr-defined]
                 _out(f"{noun} skipped rollback (current template already matches revision {args.to_revision})")
             else:
