@@ -12,8 +12,12 @@ import yaml
 from engine import events as ev
 from engine.api.objects import KubeObject, decode_object
 from engine.api.state import Cluster
-from replay import printers
-from replay.printers import as_json, as_yaml, describe, human_duration, names, table
+from replay.printers import sections
+from replay.printers.describe import describe
+from replay.printers.manifests import as_json, as_yaml, manifest
+from replay.printers.tables import names, table
+from replay.printers.tabwriter import tabwrite
+from replay.printers.times import human_duration
 
 T0 = "2026-11-20T10:00:00Z"
 NOW = datetime(2026, 11, 20, 11, 0, tzinfo=UTC)  # an hour after T0
@@ -359,7 +363,7 @@ def test_human_duration(delta: timedelta, want: str) -> None:
     ],
 )
 def test_tabwriter_matches_go(text: str, minwidth: int, padding: int, want: str) -> None:
-    assert printers._tabwrite(text, minwidth=minwidth, padding=padding) == want
+    assert tabwrite(text, minwidth=minwidth, padding=padding) == want
 
 
 # --- kubectl get: tables (pkg/printers/internalversion/printers.go) --------------------------
@@ -859,7 +863,7 @@ def test_manifest_keeps_counts_that_are_set_and_claim_templates_get_type_meta() 
             {"metadata": {"name": "www"}, "spec": {"accessModes": ["ReadWriteOnce"]}}
         ],
     )
-    doc = printers.manifest(obj)
+    doc = manifest(obj)
     assert doc["status"] == {"replicas": 2, "readyReplicas": 2, "availableReplicas": 0}
     assert doc["spec"]["volumeClaimTemplates"][0]["apiVersion"] == "v1"
     assert doc["spec"]["volumeClaimTemplates"][0]["kind"] == "PersistentVolumeClaim"
@@ -1221,9 +1225,9 @@ def test_describe_node_shows_roles_taints_unschedulable_conditions_and_pods() ->
 def test_describe_annotations_like_printAnnotationsMultiline(
     annotations: dict[str, str], want: str
 ) -> None:
-    w = printers._Out()
-    printers._annotations_multiline(w, "Annotations", annotations)
-    assert printers._tabwrite(w.text(), minwidth=0, padding=2) == want
+    w = sections.PrefixWriter()
+    sections.annotations_multiline(w, "Annotations", annotations)
+    assert tabwrite(w.text(), minwidth=0, padding=2) == want
 
 
 @pytest.mark.parametrize(
@@ -1301,7 +1305,7 @@ def test_describe_other_kinds(obj: KubeObject, expected: list[str]) -> None:
     ],
 )
 def test_describe_environment_like_describeContainerEnvVars(var: dict[str, Any], want: str) -> None:
-    assert printers._env_text(var) == want
+    assert sections._env_text(var) == want
 
 
 def test_describe_template_environment_and_mounts_come_from_unmodeled_fields() -> None:
