@@ -595,3 +595,8 @@ def to_manifest(obj: KubeObject) -> dict[str, Any]:
 
 def replace(obj: Any, **changes: Any) -> Any:
     return msgspec.structs.replace(obj, **changes)
+
+
+def value_or(value: Any, default: Any) -> Any:
+    """An optional field's value, or what it means when unset (a nil pointer in Go)."""
+    return default if value is None else value

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from engine.api.defaults.core import default_pvc, default_template
 from engine.api.objects import (
     DaemonSet,
@@ -15,6 +13,7 @@ from engine.api.objects import (
     StatefulSet,
     StatefulSetPersistentVolumeClaimRetentionPolicy,
     replace,
+    value_or,
 )
 
 
@@ -34,7 +33,7 @@ def default_daemonset(ds: DaemonSet) -> DaemonSet:
     spec = replace(
         spec,
         update_strategy=strategy,
-        revision_history_limit=_or(spec.revision_history_limit, 10),
+        revision_history_limit=value_or(spec.revision_history_limit, 10),
         template=default_template(spec.template),
     )
     return replace(ds, spec=spec)
@@ -71,8 +70,8 @@ def default_statefulset(sts: StatefulSet) -> StatefulSet:
         pod_management_policy=spec.pod_management_policy or "OrderedReady",
         update_strategy=strategy,
         persistent_volume_claim_retention_policy=policy,
-        replicas=_or(spec.replicas, 1),
-        revision_history_limit=_or(spec.revision_history_limit, 10),
+        replicas=value_or(spec.replicas, 1),
+        revision_history_limit=value_or(spec.revision_history_limit, 10),
         template=default_template(spec.template),
         # the generated SetObjectDefaults_StatefulSet defaults each claim template as a PVC
         volume_claim_templates=[default_pvc(c) for c in spec.volume_claim_templates],
@@ -95,10 +94,10 @@ def default_deployment(deploy: Deployment) -> Deployment:
         strategy = replace(strategy, rolling_update=rolling)
     spec = replace(
         spec,
-        replicas=_or(spec.replicas, 1),
+        replicas=value_or(spec.replicas, 1),
         strategy=strategy,
-        revision_history_limit=_or(spec.revision_history_limit, 10),
-        progress_deadline_seconds=_or(spec.progress_deadline_seconds, 600),
+        revision_history_limit=value_or(spec.revision_history_limit, 10),
+        progress_deadline_seconds=value_or(spec.progress_deadline_seconds, 600),
         template=default_template(spec.template),
     )
     return replace(deploy, spec=spec)
@@ -116,6 +115,3 @@ def default_replicaset(rs: ReplicaSet) -> ReplicaSet:
         ),
     )
 
-
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None else value

@@ -19,6 +19,7 @@ from engine.api.objects import (
     ResourceRequirements,
     Volume,
     replace,
+    value_or,
 )
 
 _KUBELET_DEFAULT_MAX_PODS = "110"
@@ -69,7 +70,7 @@ def _default_pod_spec(spec: PodSpec) -> PodSpec:
     return replace(
         spec,
         restart_policy=spec.restart_policy or "Always",
-        termination_grace_period_seconds=_or(spec.termination_grace_period_seconds, 30),
+        termination_grace_period_seconds=value_or(spec.termination_grace_period_seconds, 30),
         containers=[_default_container(c) for c in spec.containers],
         volumes=[_default_volume(v) for v in spec.volumes],
         unmodeled=extra,
@@ -266,6 +267,3 @@ def _default_projection(source: Any) -> Any:
         out["serviceAccountToken"] = {**token, "expirationSeconds": 3600}
     return out
 
-
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None else value

@@ -5,7 +5,6 @@ ReplicaSets, ControllerRevisions) and the registry strategies' `ValidateUpdate` 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from engine.api.objects import (
     ControllerRevision,
@@ -19,6 +18,7 @@ from engine.api.objects import (
     RollingUpdateStatefulSetStrategy,
     StatefulSet,
     replace,
+    value_or,
 )
 from engine.api.selectors import Selector
 from engine.api.validation.core import validate_pod_template
@@ -213,7 +213,7 @@ def validate_deployment(deploy: Deployment, old: Deployment | None) -> Errors:
     # mirrors ValidateDeployment / ValidateDeploymentUpdate and deploymentStrategy.ValidateUpdate
     spec = deploy.spec
     errs = validate_meta(deploy.metadata, old and old.metadata, dns1123_subdomain)
-    errs += validate_nonnegative(_or(spec.replicas, 0), "spec.replicas")
+    errs += validate_nonnegative(value_or(spec.replicas, 0), "spec.replicas")
     selector_errs, selector = _required_selector(spec.selector, "deployment")
     errs += selector_errs
     if selector is None:
@@ -283,7 +283,7 @@ def validate_replicaset(rs: ReplicaSet, old: ReplicaSet | None) -> Errors:
     # mirrors ValidateReplicaSet / ValidateReplicaSetSpec and replicaSetStrategy.ValidateUpdate
     spec = rs.spec
     errs = validate_meta(rs.metadata, old and old.metadata, dns1123_subdomain)
-    errs += validate_nonnegative(_or(spec.replicas, 0), "spec.replicas")
+    errs += validate_nonnegative(value_or(spec.replicas, 0), "spec.replicas")
     errs += validate_nonnegative(spec.min_ready_seconds, "spec.minReadySeconds")
     # upstream's message for an empty ReplicaSet selector says "deployment"
     selector_errs, selector = _required_selector(spec.selector, "deployment")
@@ -315,7 +315,7 @@ def validate_statefulset(sts: StatefulSet, old: StatefulSet | None) -> Errors:
     strategy = spec.update_strategy
     rolling = strategy.rolling_update
     rolling_value = rolling and GoStruct(
-        Partition=_or(rolling.partition, 0), MaxUnavailable=rolling.max_unavailable
+        Partition=value_or(rolling.partition, 0), MaxUnavailable=rolling.max_unavailable
     )
     if not strategy.type:
         errs.append(required("spec.updateStrategy"))
@@ -355,7 +355,7 @@ def validate_statefulset(sts: StatefulSet, old: StatefulSet | None) -> Errors:
                         ("Retain", "Delete"),
                     )
                 )
-    errs += validate_nonnegative(_or(spec.replicas, 0), "spec.replicas")
+    errs += validate_nonnegative(value_or(spec.replicas, 0), "spec.replicas")
     errs += validate_nonnegative(spec.min_ready_seconds, "spec.minReadySeconds")
     if spec.ordinals is not None:
         errs += validate_nonnegative(spec.ordinals.start, "spec.ordinals.start")
@@ -396,7 +396,7 @@ def _validate_rolling_update_statefulset(
     rolling: RollingUpdateStatefulSetStrategy, path: str
 ) -> Errors:
     # mirrors validateRollingUpdateStatefulSet
-    errs = validate_nonnegative(_or(rolling.partition, 0), f"{path}.partition")
+    errs = validate_nonnegative(value_or(rolling.partition, 0), f"{path}.partition")
     if rolling.max_unavailable is not None:
         value = rolling.max_unavailable
         errs += _int_or_percent(value, f"{path}.maxUnavailable")
@@ -417,6 +417,3 @@ def validate_controller_revision(rev: ControllerRevision, old: ControllerRevisio
     errs += validate_nonnegative(rev.revision, "revision")
     return errs
 
-
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None else value
