@@ -303,9 +303,16 @@ def load_history(path: str | Path) -> list[op.AnyOperation]:
         data = p.read_bytes()
     except OSError as exc:
         raise HistoryError(0, "", f"cannot read history: {exc.strerror}", source=str(p)) from None
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark, as some editors write one
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise HistoryError(line, "", "not UTF-8", source=str(p)) from None
-    return parse_lines(enumerate(data.split(b"\n"), start=1), source=str(p))
+    try:
+        return parse_lines(enumerate(data.split(b"\n"), start=1), source=str(p))
+    except HistoryError as exc:
+        first = next((n for n, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()), 0)
+        if exc.line == first and data.lstrip().startswith(b"["):
+            exc.message += " (a history is JSON Lines: one JSON object per line, not a JSON array)"
+        raise

@@ -7,7 +7,7 @@ A rejected operation therefore leaves the store exactly as it was.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 
 import msgspec
@@ -35,14 +35,25 @@ def run(
     *,
     settle: bool = True,
     settle_limit: timedelta = DEFAULT_SETTLE_LIMIT,
+    observe: Callable[[Engine, AnyOperation | None], None] | None = None,
 ) -> tuple[RunSummary, Engine]:
-    """Carry out `operations` on the stored cluster and append what happened. Raises Rejected."""
+    """Carry out `operations` on the stored cluster and append what happened. Raises Rejected.
+
+    `observe(engine, operation)` is called before each operation runs, and `observe(engine,
+    None)` once they all have, before the cluster settles (a progress bar)."""
     cluster = cluster_state.load(store)
     engine = Engine(cluster, settle_limit=settle_limit)
     first = cluster.position + 1
-    engine.run(operations)
+    engine.run(operations if observe is None else _observed(operations, engine, observe))
     settled = engine.finish() if settle else Settled(at_rest=not cluster.timers, now=engine.now)
     events = engine.take_events()
     store.append(events)
     cluster_state.save(store, engine.cluster)
     return RunSummary(len(operations), first, engine.cluster.position, settled), engine
+
+
+def _observed(operations: Sequence[AnyOperation], engine: Engine, observe: Callable[[Engine, AnyOperation | None], None]) -> Iterator[AnyOperation]:
+    for operation in operations:
+        observe(engine, operation)
+        yield operation
+    observe(engine, None)

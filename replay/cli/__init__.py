@@ -1,70 +1,113 @@
 """`kreplay`: kubectl's verbs over a replayed, event-sourced cluster (spec section 3).
 
 Exit status: 0 on success, 1 when input is rejected (the message on stderr names the line and
-field), 2 on usage errors.
+field), 2 on usage errors, 130 when interrupted (Ctrl-C).
 
-Layout: this module assembles the parser from `VERBS` and turns errors into exit statuses;
-`common` holds what verbs share (errors, option groups, store and kind helpers); each verb, or a
-family sharing one subcommand (`rollout ACTION`), is one module in `verbs/` with
-`register(subparsers, parents)`, which adds its subparser and sets `func` to its handler
-`cmd_<verb>(args) -> int`. Adding a verb is a new module plus one line in `VERBS`. The CLI is
-the top layer: it may import engine, projections and the rest of replay, and nothing outside
-`replay.cli` may import it.
+How a command line is read, as kubectl (cobra) reads it:
+1. `arguments.split` finds the verb: global flags (`-n`, `--store`, `--context`, ...) may come
+   before it and are moved after it, so `kreplay -n kube-system get ds` works;
+2. only the chosen verb's module is imported (start-up stays close to a bare interpreter:
+   `--help`, `--version` and `completion` import no engine code at all);
+3. the verb's parser reads flags anywhere among its arguments (`get ds -n kube-system NAME`);
+4. its handler turns the arguments into objects with `resources.build` (one resource builder
+   for `TYPE NAME`, `TYPE/NAME`, `TYPE1,TYPE2`, `-f`, `-l`, `--all`), then acts and prints.
+
+Layout: `VERBS` below lists every verb, one line each, in `--help` order, with the module that
+implements it (`replay/cli/verbs/<module>.py`, `register(subparsers, parents)` plus its handler
+`cmd_<verb>(args) -> int`). Adding a verb is a new module plus one line here. `common` holds
+what verbs share; `arguments` the command-line reading and help; `resources` the builder;
+`output` the printing flags. The CLI is the top layer: nothing outside `replay.cli` imports it.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Sequence
+from typing import NamedTuple
 
-from engine.loop import LoopError
-from engine.store import DEFAULT_URL
-from replay.cli.common import Parents, Parser, UsageError, UserError
 
-# Modules of replay/cli/verbs/, one line each, in the order `kreplay --help` lists them.
+class Verb(NamedTuple):
+    name: str
+    module: str  # replay/cli/verbs/<module>.py
+    group: str  # the heading `kreplay --help` lists it under
+    summary: str
+
+
+BASIC = "Basic Commands (Beginner)"
+INTERMEDIATE = "Basic Commands (Intermediate)"
+DEPLOY = "Deploy Commands"
+CLUSTER = "Cluster Management Commands"
+DEBUG = "Troubleshooting and Debugging Commands"
+ADVANCED = "Advanced Commands"
+SETTINGS = "Settings Commands"
+REPLAY = "Replay Commands"
+OTHER = "Other Commands"
+
+# One line per verb, in the order `kreplay --help` lists them (kubectl's groups and wording).
 VERBS = (
-    "replay",
-    "apply",
-    "get",
-    "describe",
-    "rollout",
-    "log",
-    "why",
+    Verb("create", "create", BASIC, "Create a resource from a file or from stdin"),
+    Verb("set", "set", BASIC, "Set specific features on objects"),
+    Verb("get", "get", INTERMEDIATE, "Display one or many resources"),
+    Verb("delete", "delete", INTERMEDIATE, "Delete resources by file names, stdin, resources and names, or by resources and label selector"),
+    Verb("rollout", "rollout", DEPLOY, "Manage the rollout of a resource"),
+    Verb("scale", "scale", DEPLOY, "Set a new size for a deployment, replica set, or stateful set"),
+    Verb("cordon", "cordon", CLUSTER, "Mark node as unschedulable"),
+    Verb("uncordon", "cordon", CLUSTER, "Mark node as schedulable"),
+    Verb("drain", "drain", CLUSTER, "Drain node in preparation for maintenance"),
+    Verb("taint", "taint", CLUSTER, "Update the taints on one or more nodes"),
+    Verb("describe", "describe", DEBUG, "Show details of a specific resource or group of resources"),
+    Verb("apply", "apply", ADVANCED, "Apply a configuration to a resource by file name or stdin"),
+    Verb("patch", "patch", ADVANCED, "Update fields of a resource"),
+    Verb("label", "label", SETTINGS, "Update the labels on a resource"),
+    Verb("annotate", "annotate", SETTINGS, "Update the annotations on a resource"),
+    Verb("completion", "completion", SETTINGS, "Output shell completion code for the specified shell (bash, zsh or fish)"),
+    Verb("replay", "replay", REPLAY, "Replay a history file and run the controllers to rest"),
+    Verb("advance", "advance", REPLAY, "Move virtual time forward so that due timers fire"),
+    Verb("log", "log", REPLAY, "Print the event log, one event a line"),
+    Verb("why", "why", REPLAY, "Explain the decisions that created, changed or deleted an object"),
+    Verb("version", "version", OTHER, "Print the kreplay version"),
 )
 
 
-def build_parser() -> Parser:
-    store_help = f"event store: sqlite:PATH, memory: or postgresql://user@host:port/db (default $KREPLAY_STORE or {DEFAULT_URL})"
-    store = Parser(add_help=False)
-    store.add_argument("--store", default=None, help=store_help)
-    namespace = Parser(add_help=False)
-    namespace.add_argument("-n", "--namespace", default="default")
-
-    parser = Parser(prog="kreplay", description="Replay Kubernetes cluster histories through event-sourced controllers.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    parents = Parents(store=store, namespace=namespace)
-    for verb in VERBS:
-        importlib.import_module(f"replay.cli.verbs.{verb}").register(sub, parents)
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    from replay.cli import arguments
+    from replay.cli.common import UsageError, UserError, err
+
+    args_in = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
-        return int(args.func(args))
+        return arguments.run(args_in, VERBS)
     except UsageError as exc:
-        sys.stderr.write(f"{exc}\nSee 'kreplay --help'.\n")
+        err(exc.render())
         return 2
     except UserError as exc:
-        sys.stderr.write(f"{exc}\n")
+        err(f"{exc}\n")
         return 1
-    except LoopError as exc:
-        # e.g. a ReplicaSet whose every pod the kubelet rejects: upstream loops forever too
-        sys.stderr.write(
-            f"error: the controllers never came to rest: {exc}. Nothing was appended; "
-            "the history keeps them creating and deleting at one instant (see rejectImages in the README).\n"
-        )
-        return 1
+    except KeyboardInterrupt:
+        # a write is one transaction: an interrupted command appended nothing it had not finished
+        err("\ninterrupted\n")
+        return 130
     except BrokenPipeError:
+        _silence_stdout()
         return 0
+    except Exception as exc:
+        from engine.loop import LoopError
+
+        if isinstance(exc, LoopError):
+            # e.g. a ReplicaSet whose every pod the kubelet rejects: upstream loops forever too
+            err(
+                f"error: the controllers never came to rest: {exc}. Nothing was appended; "
+                "the history keeps them creating and deleting at one instant (see rejectImages in the README).\n"
+            )
+            return 1
+        raise
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe (`kreplay log | head`), keep Python's exit flush from failing again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

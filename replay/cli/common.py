@@ -1,23 +1,24 @@
-"""What every verb shares: the two error kinds, the parser class, the option groups verbs take
-as `parents=`, and the helpers that open the store, resolve kinds and select objects.
+"""What every verb shares: the two error kinds, the parser class, the option groups and flags
+verbs add, opening the store, and the write path (`commit`: run operations, or only show what
+they would do under `--dry-run`).
 
-Verbs import this module and nothing else under `replay.cli`; keep it small, since every verb
-depends on it. A helper only one verb (or one family) needs stays in that verb's module.
+Verbs import this module and nothing else under `replay.cli` except `resources` (the builder)
+and `output` (the printing flags); keep it small and free of engine imports at module level,
+since `--help` of every verb loads it: engine modules are imported inside the functions.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
-from engine.api.objects import CLUSTER_SCOPED, KubeObject
-from engine.api.selectors import SelectorError, parse
-from engine.api.state import Cluster
-from engine.store import EventStore, StoreError
-from replay.kinds import UnknownKind, resolve
+if TYPE_CHECKING:
+    from engine.api.objects import KubeObject
+    from engine.api.state import Cluster
+    from engine.operations import AnyOperation
+    from engine.store import EventStore
 
 
 class UserError(Exception):
@@ -25,33 +26,149 @@ class UserError(Exception):
 
 
 class UsageError(Exception):
-    """A command line that does not parse: exit 2."""
+    """A command line that does not parse: exit 2, with kubectl's pointer to the help."""
+
+    def __init__(self, message: str, *, verb: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.verb = verb
+
+    def render(self) -> str:
+        text = self.message if self.message.startswith("error:") else f"error: {self.message}"
+        if self.verb:
+            return f"{text}\nSee 'kreplay {self.verb} --help' for usage.\n"
+        return f"{text}\nRun 'kreplay --help' for usage.\n"
+
+
+def _verb_of(prog: str) -> str:
+    return prog.removeprefix("kreplay").strip()
 
 
 class Parser(argparse.ArgumentParser):
+    """argparse with kubectl's wording for what goes wrong on a command line."""
+
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+        verb = _verb_of(self.prog)
+        if message.startswith("unrecognized arguments: "):
+            extra = message.removeprefix("unrecognized arguments: ").split()
+            flags = [e for e in extra if e.startswith("-") and e != "-"]
+            if flags:
+                flag = flags[0].split("=", 1)[0]
+                text = f"unknown flag: {flag}" if flag.startswith("--") else f"unknown shorthand flag: {flag[1:2]!r} in {flag}"
+                raise UsageError(text, verb=verb)
+            raise UsageError(f"unexpected arguments: {' '.join(extra)}", verb=verb)
+        if message.startswith("argument ") and message.endswith("expected one argument"):
+            flag = message.removeprefix("argument ").split(":")[0].split("/")[-1]
+            raise UsageError(f"flag needs an argument: {flag}", verb=verb)
+        raise UsageError(message, verb=verb)
 
 
-Subparsers = argparse._SubParsersAction  # what `register` receives: call .add_parser on it
+Subparsers = Any  # what `register` receives: call .add_parser(name, parents=[...], help=...) on it
 
 
-@dataclass(frozen=True)
-class Parents:
-    """Option groups a verb passes as `parents=[...]`, in this order, to `add_parser`."""
+class Parents(NamedTuple):
+    """Option groups a verb passes as `parents=[...]` to `add_parser`. `--store` and
+    `-n/--namespace` are global flags every verb has; naming them documents that the verb uses
+    them."""
 
-    store: Parser  # --store
-    namespace: Parser  # -n/--namespace, for verbs that address namespaced objects
+    store: argparse.ArgumentParser
+    namespace: argparse.ArgumentParser
+
+
+def out(text: str) -> None:
+    if text:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def err(text: str) -> None:
+    if text:
+        sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
+# --- flags several verbs share ---------------------------------------------------------------------
+
+
+def add_bool(p: argparse.ArgumentParser, *names: str, default: bool = False, help: str = "") -> None:
+    from replay.cli.arguments import BoolFlag
+
+    p.add_argument(*names, action=BoolFlag, default=default, help=help)
+
+
+def add_filenames(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("-f", "--filename", action="append", default=[], help=f"Filename, directory, or '-' (stdin) of files {what}.")
+    add_bool(p, "-R", "--recursive", help="Process the directory used in -f, --filename recursively. Useful when you want to manage related manifests organized within the same directory.")
+
+
+def add_selector(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-l",
+        "--selector",
+        default="",
+        help="Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin' and 'exists'.(e.g. -l key1=value1,key2=value2). Matching objects must satisfy all of the specified label constraints.",
+    )
+
+
+def add_all_namespaces(p: argparse.ArgumentParser) -> None:
+    add_bool(p, "-A", "--all-namespaces", help="If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
+
+
+def add_dry_run(p: argparse.ArgumentParser) -> None:
+    from replay.cli.arguments import NoOptDefault
+
+    p.add_argument(
+        "--dry-run",
+        action=NoOptDefault,
+        default="none",
+        const="client",
+        help='Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, run the controllers in memory and print what they would do, without appending anything.',
+    )
+
+
+def add_record(p: argparse.ArgumentParser) -> None:
+    add_bool(p, "--record", help="Record the current kreplay command in the resource annotation kubernetes.io/change-cause (as kubectl --record does).")
+
+
+def add_at(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--at", default=None, metavar="TIME", help="Virtual time of the operation, RFC 3339 (default: the store's current virtual time).")
+
+
+def dry_run_strategy(args: argparse.Namespace) -> str:
+    value = getattr(args, "dry_run", "none") or "none"
+    if value in ("true",):  # kubectl's deprecated --dry-run=true means client
+        value = "client"
+    if value in ("false",):
+        value = "none"
+    if value not in ("none", "client", "server"):
+        raise UsageError(f'Invalid dry-run value ({value}). Must be "none", "server", or "client".', verb=" ".join(args.verb_path))
+    return value
+
+
+def cause_of(args: argparse.Namespace) -> str:
+    """The change-cause this command records: the command line under `--record`."""
+    return args.change_cause if getattr(args, "record", False) else ""
+
+
+# --- the store and the cluster -----------------------------------------------------------------
 
 
 def open_store(args: argparse.Namespace) -> EventStore:
+    from engine.store import EventStore, StoreError
+
     try:
         return EventStore(args.store)
     except StoreError as exc:
         raise UserError(str(exc)) from None
 
 
+def load_cluster(store: EventStore) -> Cluster:
+    from projections import cluster_state
+
+    return cluster_state.load(store)
+
+
 def resolve_kind(text: str) -> str:
+    from replay.kinds import UnknownKind, resolve
+
     try:
         return resolve(text)
     except UnknownKind as exc:
@@ -66,29 +183,159 @@ def parse_kind_name(text: str) -> tuple[str, str]:
 
 
 def namespace_for(kind: str, args: argparse.Namespace) -> str:
+    from engine.api.objects import CLUSTER_SCOPED
+
     return "" if kind in CLUSTER_SCOPED else args.namespace
 
 
-def out(text: str) -> None:
-    if text:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+def operation_time(args: argparse.Namespace, cluster: Cluster) -> Any:
+    """`--at`, else the store's virtual time; an empty store has none."""
+    from replay.history import parse_time
 
-
-def select_objects(cluster: Cluster, kind: str, names: Sequence[str], args: argparse.Namespace) -> list[KubeObject]:
+    text = getattr(args, "at", None)
     try:
-        selector = parse(args.selector) if args.selector else None
-    except SelectorError as exc:
-        raise UserError(f"error: unable to parse requirement: {exc}") from None
-    namespace = None if (args.all_namespaces or kind in CLUSTER_SCOPED) else args.namespace
-    objects = cluster.list(kind, namespace)
-    if names:
-        found = {o.metadata.name: o for o in objects}
-        missing = [n for n in names if n not in found]
-        if missing:
-            from engine.api.apiserver import PLURALS
+        at = parse_time(text) if text else cluster.now
+    except ValueError as exc:
+        raise UsageError(f"--at: {exc}", verb=" ".join(args.verb_path)) from None
+    if at is None:
+        raise UserError("error: the store is empty, so there is no virtual time yet: pass --at 2026-11-20T10:00:00Z")
+    if cluster.now is not None and at < cluster.now:
+        raise UserError(f"error: --at {text} is before the store's virtual time {iso(cluster.now)}: time cannot go backwards")
+    return at
 
-            raise UserError(f'Error from server (NotFound): {PLURALS[kind]} "{missing[0]}" not found')
-        objects = [found[n] for n in names]
-    if selector is not None:
-        objects = [o for o in objects if selector.matches(o.metadata.labels)]
-    return objects
+
+def iso(at: Any) -> str:
+    return at.isoformat().replace("+00:00", "Z") if at is not None else "-"
+
+
+def server_error(exc: Exception) -> UserError:
+    """A Rejected operation in kubectl's words."""
+    message = getattr(exc, "message", str(exc))
+    field = getattr(exc, "field", "")
+    if message.endswith(" not found"):
+        return UserError(f"Error from server (NotFound): {message}")
+    if message.endswith(" already exists"):
+        return UserError(f"Error from server (AlreadyExists): {message}")
+    if " is invalid: " in message:
+        return UserError(f"The {message}")
+    return UserError(f"error: {field + ': ' if field else ''}{message}")
+
+
+def noun(obj: KubeObject | dict[str, Any]) -> str:
+    """`deployment.apps/web-app`: how kubectl names an object in its messages."""
+    from replay.printers import tables
+
+    return tables.resource_name(obj)
+
+
+class Outcome(NamedTuple):
+    """What `commit` did: the events appended (or that would be), and the cluster after."""
+
+    events: list[Any]
+    cluster: Cluster
+    appended: bool
+
+
+def commit(
+    store: EventStore,
+    operations: Sequence[AnyOperation],
+    args: argparse.Namespace,
+    messages: Sequence[str] | Callable[[Outcome], Sequence[str]],
+    targets: Sequence[tuple[str, str, str]] = (),
+) -> Outcome:
+    """Run `operations` and append what happened, then print kubectl's `messages`
+    (`deployment.apps/web-app scaled`), which may depend on the outcome (`configured` or
+    `unchanged`). Under `--dry-run` nothing is appended: `client` prints the messages marked
+    "(dry run)"; `server` marks them "(server dry run)" and prints every decision the
+    controllers would take. A rejected operation raises kubectl's error; nothing is appended."""
+    from engine.operations import Rejected
+
+    strategy = dry_run_strategy(args)
+    try:
+        if not operations:
+            # nothing to change (the same image, the same labels): run nothing, move no clock
+            outcome = Outcome(events=[], cluster=load_cluster(store), appended=False)
+        elif strategy == "none":
+            from replay.session import run
+
+            summary, engine = run(store, operations)
+            events = list(store.read(after=summary.first_position - 1)) if summary.events else []
+            outcome = Outcome(events=events, cluster=engine.cluster, appended=True)
+        else:
+            outcome = simulate(store, operations)
+    except Rejected as exc:
+        raise server_error(exc) from None
+    if getattr(args, "output", "") and targets:
+        # -o: the objects as they are (or would be) afterwards, instead of the messages
+        from replay.cli.output import render_objects
+        from replay.cli.resources import Info
+
+        infos = [Info(k, ns, n, obj) for k, ns, n in targets if (obj := outcome.cluster.get(k, ns, n)) is not None]
+        out(render_objects(args, infos, now=outcome.cluster.now, single_item=len(infos) == 1))
+        return outcome
+    texts = messages(outcome) if callable(messages) else messages
+    suffix = {"none": "", "client": " (dry run)", "server": " (server dry run)"}[strategy]
+    for message in texts:
+        out(f"{message}{suffix}")
+    if strategy == "server":
+        show_decisions(outcome.events)
+    return outcome
+
+
+def simulate(store: EventStore, operations: Sequence[AnyOperation]) -> Outcome:
+    """The run `replay.session.run` would do, in memory only: nothing is appended or saved."""
+    from engine.loop import Engine
+
+    cluster = load_cluster(store)
+    engine = Engine(cluster)
+    engine.run(operations)
+    engine.finish()
+    return Outcome(events=engine.take_events(), cluster=engine.cluster, appended=False)
+
+
+def show_decisions(events: Sequence[Any]) -> None:
+    """The events a server dry run would record, as `kreplay log` prints them."""
+    from projections.audit_trail import entry_for
+    from replay.why import format_event
+
+    if not events:
+        out("nothing would happen: no object would change and no controller would act")
+        return
+    out(f"{len(events)} events would be recorded:")
+    for event in events:
+        out("  " + format_event(entry_for(event), None, with_position=True))
+
+
+def touched(outcome: Outcome, kind: str, namespace: str, name: str) -> bool:
+    """Whether a user operation changed this object (an event about it with no trigger)."""
+    from engine import events as ev
+
+    for event in outcome.events:
+        if event.trigger == 0 and ev.subject(event) == (kind, namespace, name):
+            return True
+    return False
+
+
+def live_targets(args: argparse.Namespace, positional: Sequence[str], source: Any, *, verb: str, require_names: bool = True) -> tuple[list[Any], list[str]]:
+    """The existing objects a write verb acts on: by TYPE NAME, TYPE/NAME, -l, --all or -f
+    (documents from -f name objects, which must exist). Returns infos and NotFound lines."""
+    from replay.cli import resources
+
+    request = resources.Request.of(args, positional)
+    result = resources.build(request, source, verb=verb, require_names=require_names)
+    if not result.selection.documents:
+        return result.infos, list(result.errors)
+    infos, errors = [], list(result.errors)
+    for info in result.infos:
+        live = source.get(info.kind, info.namespace, info.name)
+        if live is None:
+            errors.append(resources.not_found(info.kind, info.name))
+        else:
+            infos.append(live)
+    return infos, errors
+
+
+def report_errors(errors: Sequence[str]) -> int:
+    for error in errors:
+        err(error)
+    return 1 if errors else 0

@@ -22,15 +22,16 @@ from engine.api.objects import (
     Service,
     StatefulSet,
     to_builtins,
+    to_manifest,
 )
 from engine.api.selectors import SelectorError, format_labels, from_label_selector, selector_string
 from engine.api.state import Cluster
+from replay.escape import terminal
 from replay.printers.fields import (
     NONE,
     UNSET,
     controller_of,
     desired_replicas,
-    group_kind,
     node_roles,
     pvc_bound,
     pvc_class,
@@ -378,14 +379,124 @@ def _describe_service(w: PrefixWriter, svc: Service, cluster: Cluster | None) ->
     w(0, f"Session Affinity:\t{spec.get('sessionAffinity') or 'None'}\n")
 
 
+def _camel_split(field: str) -> list[str]:
+    """fatih/camelcase.Split, as smartLabelFor uses it."""
+    runs: list[list[str]] = []
+    last = 0
+    for ch in field:
+        cls = 1 if ch.islower() else 2 if ch.isupper() else 3 if ch.isdigit() else 4
+        if cls == last:
+            runs[-1].append(ch)
+        else:
+            runs.append([ch])
+        last = cls
+    for i in range(len(runs) - 1):
+        if runs[i][0].isupper() and runs[i + 1][0].islower():
+            runs[i + 1].insert(0, runs[i].pop())
+    return ["".join(r) for r in runs if r]
+
+
+_ACRONYMS = ("API", "URL", "UID", "OSB", "GUID")
+
+
+def smart_label(field: str) -> str:
+    """mirrors smartLabelFor: `apiVersion` -> `API Version`, `creationTimestamp` -> `Creation
+    Timestamp`; fields with characters other than letters and '-' are kept as they are."""
+    if any(not ch.isalpha() and ch != "-" for ch in field):
+        return field
+    parts = []
+    for part in _camel_split(field):
+        if part == "_":
+            continue
+        parts.append(part.upper() if part.upper() in _ACRONYMS else part[:1].upper() + part[1:])
+    return " ".join(parts)
+
+
+def _go_value(value: Any) -> str:
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def unstructured_content(w: PrefixWriter, level: int, content: dict[str, Any], prefix: str, skip: frozenset[str]) -> None:
+    """mirrors printUnstructuredContent: every field, sorted, with smart labels."""
+    for name in sorted(content):
+        value = content[name]
+        path = f"{prefix}.{name}"
+        if path in skip:
+            continue
+        if isinstance(value, dict):
+            w(level, f"{smart_label(name)}:\n")
+            unstructured_content(w, level + 1, value, path, skip)
+        elif isinstance(value, list):
+            w(level, f"{smart_label(name)}:\n")
+            for child in value:
+                if isinstance(child, dict):
+                    unstructured_content(w, level + 1, child, path, skip)
+                else:
+                    w(level + 1, f"{_go_value(child)}\n")
+        else:
+            w(level, f"{smart_label(name)}:\t{_go_value(value)}\n")
+
+
+_GENERIC_SKIP = frozenset({".metadata.managedFields", ".metadata.name", ".metadata.namespace", ".metadata.labels", ".metadata.annotations"})
+
+
+def describe_generic(w: PrefixWriter, body: dict[str, Any]) -> None:
+    """mirrors genericDescriber: what kubectl prints for a kind it has no describer for
+    (ControllerRevision, and every kind the engine does not model)."""
+    meta = body.get("metadata") or {}
+    w(0, f"Name:\t{meta.get('name', '')}\n")
+    w(0, f"Namespace:\t{meta.get('namespace', '')}\n")
+    labels_multiline(w, "Labels", meta.get("labels") or {})
+    annotations_multiline(w, "Annotations", meta.get("annotations") or {})
+    unstructured_content(w, 0, body, "", _GENERIC_SKIP)
+
+
 def _describe_controllerrevision(w: PrefixWriter, cr: ControllerRevision, cluster: Cluster | None) -> None:
-    _header(w, cr)
-    labels_multiline(w, "Labels", cr.metadata.labels)
-    annotations_multiline(w, "Annotations", cr.metadata.annotations)
-    ref = controller_of(cr)
-    if ref is not None:
-        w(0, f"Controlled By:\t{group_kind(ref.api_version, ref.kind)}/{ref.name}\n")
-    w(0, f"Revision:\t{cr.revision}\n")
+    describe_generic(w, to_manifest(cr))
+
+
+def _describe_namespace(w: PrefixWriter, body: dict[str, Any]) -> None:
+    """mirrors describeNamespace (no quotas or limit ranges exist here)."""
+    meta = body.get("metadata") or {}
+    w(0, f"Name:\t{meta.get('name', '')}\n")
+    labels_multiline(w, "Labels", meta.get("labels") or {})
+    annotations_multiline(w, "Annotations", meta.get("annotations") or {})
+    w(0, f"Status:\t{(body.get('status') or {}).get('phase', '')}\n")
+    w(0, "\nNo resource quota.\n")
+    w(0, "\nNo LimitRange resource.\n")
+
+
+def _describe_endpoints(w: PrefixWriter, body: dict[str, Any]) -> None:
+    """mirrors describeEndpoints."""
+    meta = body.get("metadata") or {}
+    w(0, f"Name:\t{meta.get('name', '')}\n")
+    w(0, f"Namespace:\t{meta.get('namespace', '')}\n")
+    labels_multiline(w, "Labels", meta.get("labels") or {})
+    annotations_multiline(w, "Annotations", meta.get("annotations") or {})
+    w(0, "Subsets:\n")
+    for subset in body.get("subsets") or []:
+        addresses = [a.get("ip") or a.get("hostname", "") for a in subset.get("addresses") or []]
+        not_ready = [a.get("ip") or a.get("hostname", "") for a in subset.get("notReadyAddresses") or []]
+        w(1, f"Addresses:\t{','.join(addresses) or NONE}\n")
+        w(1, f"NotReadyAddresses:\t{','.join(not_ready) or NONE}\n")
+        ports = subset.get("ports") or []
+        if ports:
+            w(1, "Ports:\n")
+            w(2, "Name\tPort\tProtocol\n")
+            w(2, "----\t----\t--------\n")
+            for port in ports:
+                w(2, f"{port.get('name') or UNSET}\t{port.get('port', '')}\t{port.get('protocol', '')}\n")
+        w(0, "\n")
+
+
+_MANIFEST_DESCRIBERS: dict[str, Callable[[PrefixWriter, dict[str, Any]], None]] = {
+    "Namespace": _describe_namespace,
+    "Endpoints": _describe_endpoints,
+}
 
 
 _DESCRIBERS: dict[type, Callable[[PrefixWriter, Any, Cluster | None], None]] = {
@@ -401,19 +512,51 @@ _DESCRIBERS: dict[type, Callable[[PrefixWriter, Any, Cluster | None], None]] = {
 }
 
 
-def describe(obj: KubeObject, cluster: Cluster | None, events: Sequence[str]) -> str:
-    """`kubectl describe`: the kind's most useful lines, then `Events:` and the given lines.
+def event_interval(event: dict[str, Any], now: datetime | None) -> str:
+    """The Age cell of DescribeEvents: "5m", or "2m (x3 over 10m)" for a repeated event."""
+    def since(value: Any) -> str:
+        if now is None or not value:
+            return "<unknown>"
+        at = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        return age_since(at, now)
+
+    first = since(event.get("firstTimestamp") or event.get("eventTime"))
+    count = int(event.get("count") or 1)
+    if count > 1:
+        return f"{since(event.get('lastTimestamp'))} (x{count} over {first})"
+    return first
+
+
+def events_block(events: Sequence[dict[str, Any]], now: datetime | None) -> str:
+    """mirrors DescribeEvents (its own tabwriter, after the body was flushed)."""
+    w = PrefixWriter()
+    w(0, "Events:\n  Type\tReason\tAge\tFrom\tMessage\n")
+    w(1, "----\t------\t----\t----\t-------\n")
+    for e in sorted(events, key=lambda e: str(e.get("lastTimestamp") or "")):
+        source = (e.get("source") or {}).get("component") or e.get("reportingComponent") or ""
+        w(1, f"{e.get('type', '')}\t{e.get('reason', '')}\t{event_interval(e, now)}\t{source}\t{str(e.get('message', '')).strip()}\n")
+    return tabwrite(w.text(), minwidth=0, padding=2)
+
+
+def describe(obj: KubeObject | dict[str, Any], cluster: Cluster | None, events: Sequence[dict[str, Any]], now: datetime | None = None) -> str:
+    """`kubectl describe`: the kind's most useful lines, then kubectl's Events table.
 
     Laid out like describe.go (same titles, order and tabwriter alignment) without claiming
-    exact parity. Event lines are printed as given, indented two spaces; tabs in them align.
-    `cluster` supplies the pods, ReplicaSets and clock behind Pods Status, NewReplicaSet,
-    Non-terminated Pods and Terminating durations; those lines are left out without it.
+    exact parity. `events` are Event manifests about this very object (see replay.derived),
+    aged against `now` (default: the cluster's time); none gives `Events: <none>`. `cluster`
+    supplies the pods, ReplicaSets and clock behind Pods Status, NewReplicaSet, Non-terminated
+    Pods and Terminating durations; those lines are left out without it. Kinds the engine does
+    not model come as manifests and get kubectl's generic describer. The text is escaped as
+    kubectl escapes it (ESC and CR).
     """
+    now = now if now is not None else (cluster.now if cluster is not None else None)
     w = PrefixWriter()
-    _DESCRIBERS[type(obj)](w, obj, cluster)
+    if isinstance(obj, dict):
+        _MANIFEST_DESCRIBERS.get(str(obj.get("kind", "")), describe_generic)(w, obj)
+    else:
+        _DESCRIBERS[type(obj)](w, obj, cluster)
     if not events:
         w(0, "Events:\t<none>\n")
-        return tabwrite(w.text(), minwidth=0, padding=2)
+        return terminal(tabwrite(w.text(), minwidth=0, padding=2))
     body = tabwrite(w.text(), minwidth=0, padding=2)  # DescribeEvents flushes first
-    lines = "".join(f"  {line}\n" for line in events)
-    return body + tabwrite("Events:\n" + lines, minwidth=0, padding=2)
+    return terminal(body + events_block(events, now))

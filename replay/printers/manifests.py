@@ -6,6 +6,7 @@ They mirror cli-runtime's JSONPrinter (json.MarshalIndent, 4 spaces) and YAMLPri
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -47,8 +48,11 @@ def _set_defaults(target: dict[str, Any], defaults: Mapping[str, Any]) -> None:
             target.setdefault(key, value)
 
 
-def manifest(obj: KubeObject) -> dict[str, Any]:
-    """The object as `kubectl get -o json` shows it: Kubernetes-shaped, zero fields kept."""
+def manifest(obj: KubeObject | dict[str, Any]) -> dict[str, Any]:
+    """The object as `kubectl get -o json` shows it: Kubernetes-shaped, zero fields kept.
+    A manifest (a kind the engine does not model) is shown as it is."""
+    if isinstance(obj, dict):
+        return copy.deepcopy(obj)
     body = to_manifest(obj)
     body.setdefault("metadata", {})
     _set_defaults(body, _ALWAYS_SHOWN.get(kind_of(obj), {}))
@@ -62,7 +66,12 @@ def manifest(obj: KubeObject) -> dict[str, Any]:
     return body
 
 
-def _document(objects: Sequence[KubeObject], single: bool) -> dict[str, Any]:
+def document(objects: Sequence[Any], single: bool) -> dict[str, Any]:
+    """The object itself when the user named exactly one, else a v1 List of them."""
+    return _document(objects, single)
+
+
+def _document(objects: Sequence[Any], single: bool) -> dict[str, Any]:
     if single and len(objects) == 1:
         return manifest(objects[0])
     return {
@@ -83,7 +92,7 @@ _GO_JSON_ESCAPES = {
 }
 
 
-def as_json(objects: Sequence[KubeObject], *, single: bool = False) -> str:
+def as_json(objects: Sequence[Any], *, single: bool = False) -> str:
     """`-o json`: the object itself when the user named exactly one, else a v1 List."""
     text = json.dumps(_document(objects, single), indent=4, sort_keys=True, ensure_ascii=False)
     for raw, escaped in _GO_JSON_ESCAPES.items():
@@ -99,7 +108,7 @@ class _GoYamlDumper(yaml.SafeDumper):
         return '"' if style == "'" else style
 
 
-def as_yaml(objects: Sequence[KubeObject], *, single: bool = False) -> str:
+def as_yaml(objects: Sequence[Any], *, single: bool = False) -> str:
     """`-o yaml`: the object itself when the user named exactly one, else a v1 List."""
     return yaml.dump(
         _document(objects, single),

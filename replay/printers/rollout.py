@@ -15,10 +15,14 @@ from engine.api.objects import (
     PodTemplateSpec,
     StatefulSet,
     kind_of,
+    replace,
 )
 from engine.api.state import Cluster
 from engine.controllers.statefulset import blocking_pod
 from engine.rollback import revisions, template_of
+from replay.escape import line, terminal
+from replay.printers.sections import PrefixWriter, describe_pod_template
+from replay.printers.tabwriter import tabwrite
 
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 _GROUP = {"DaemonSet": "daemonset.apps", "StatefulSet": "statefulset.apps", "Deployment": "deployment.apps"}
@@ -29,37 +33,39 @@ class RolloutError(Exception):
 
 
 def describe_template(template: PodTemplateSpec) -> str:
-    """The `Pod Template:` block kubectl prints for one revision."""
-    meta, spec = template.metadata, template.spec
-    labels = ",".join(f"{k}={v}" for k, v in sorted(meta.labels.items())) or "<none>"
-    lines = ["Pod Template:", f"  Labels:\t{labels}"]
-    for k, v in sorted(meta.annotations.items()):
-        lines.append(f"  Annotations:\t{k}: {v}")
-    lines.append("  Containers:")
-    for c in spec.containers:
-        lines.append(f"   {c.name}:")
-        lines.append(f"    Image:\t{c.image}")
-        ports = ", ".join(f"{p.container_port}/{p.protocol or 'TCP'}" for p in c.ports) or "<none>"
-        lines.append(f"    Port:\t{ports}")
-    lines.append(f"  Volumes:\t{', '.join(v.name for v in spec.volumes) or '<none>'}")
-    return "\n".join(lines).expandtabs(20)
+    """The `Pod Template:` block kubectl prints for one revision: describe's DescribePodTemplate
+    written straight to the output, without a tabwriter (printTemplate in history.go), so the
+    columns are separated by tabs."""
+    w = PrefixWriter()
+    describe_pod_template(w, template)
+    return terminal(w.text())
+
+
+def _change_cause(obj: KubeObject) -> str:
+    return obj.metadata.annotations.get(CHANGE_CAUSE, "")
 
 
 def history(cluster: Cluster, workload: KubeObject, revision: int = 0) -> str:
+    """`rollout history` (the revisions and their change-causes) or, with `revision`, that
+    revision's whole pod template, as kubectl's HistoryViewers print them."""
     noun = f"{_GROUP[kind_of(workload)]}/{workload.metadata.name}"
     history_ = revisions(cluster, workload)
     if revision:
         found = [obj for number, obj in history_ if number == revision]
         if not found:
-            raise RolloutError(f"unable to find the specified revision {revision}")
-        return f"{noun} with revision #{revision}\n{describe_template(template_of(found[-1]))}"
+            raise RolloutError("unable to find the specified revision")
+        # a ReplicaSet's template as it is, pod-template-hash label included, as kubectl shows it
+        template = found[-1].spec.template if isinstance(workload, Deployment) else template_of(found[-1])  # type: ignore[attr-defined]
+        if isinstance(workload, Deployment) and _change_cause(found[-1]):
+            # the deployment viewer copies the ReplicaSet's change-cause into the template
+            annotations = {**template.metadata.annotations, CHANGE_CAUSE: _change_cause(found[-1])}
+            template = replace(template, metadata=replace(template.metadata, annotations=annotations))
+        return f"{noun} with revision #{revision}\n{describe_template(template)}"
     if not history_:
-        return f"No rollout history found in {kind_of(workload)} {workload.metadata.name!r}"
-    rows = [("REVISION", "CHANGE-CAUSE")] + [
-        (str(n), obj.metadata.annotations.get(CHANGE_CAUSE, "<none>")) for n, obj in history_
-    ]
-    width = max(len(r[0]) for r in rows)
-    return noun + " \n" + "\n".join(f"{a:<{width}}  {b}" for a, b in rows)
+        return "No rollout history found."
+    rows = [("REVISION", "CHANGE-CAUSE")] + [(str(n), line(_change_cause(obj)) or "<none>") for n, obj in history_]
+    text = "".join(f"{a}\t{b}\n" for a, b in rows)
+    return noun + " \n" + tabwrite(text, minwidth=0, padding=2).rstrip("\n")
 
 
 def status(cluster: Cluster, workload: KubeObject) -> tuple[str, bool]:

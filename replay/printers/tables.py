@@ -21,7 +21,6 @@ from engine.api.objects import (
     ControllerRevision,
     DaemonSet,
     Deployment,
-    KubeObject,
     Node,
     PersistentVolumeClaim,
     Pod,
@@ -32,6 +31,7 @@ from engine.api.objects import (
 )
 from engine.api.selectors import format_labels, selector_string
 from engine.api.state import Cluster
+from replay.escape import terminal
 from replay.printers.fields import (
     NONE,
     UNSET,
@@ -395,17 +395,117 @@ _TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], _Row]] = {
 }
 
 
+# --- kinds the engine does not model: manifests (dicts) -----------------------------------------
+
+
+def _meta(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = body.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _age_of(body: Mapping[str, Any], now: datetime) -> str:
+    created = _parse_time(_meta(body).get("creationTimestamp"))
+    return age_since(created, now) if created is not None else "<unknown>"
+
+
+def _event_source(source: Mapping[str, Any]) -> str:
+    """mirrors formatEventSource: "component, host"."""
+    parts = [source.get("component") or "", source.get("host") or ""]
+    return ", ".join(p for p in parts if p)
+
+
+def _event_row(body: Mapping[str, Any], now: datetime, wide: bool) -> list[str]:
+    """mirrors printEvent."""
+    first_time = _parse_time(body.get("firstTimestamp")) or _parse_time(body.get("eventTime"))
+    first = age_since(first_time, now) if first_time is not None else "<unknown>"
+    last_time = _parse_time(body.get("lastTimestamp"))
+    last = age_since(last_time, now) if last_time is not None else first
+    involved = body.get("involvedObject") or {}
+    kind = str(involved.get("kind", "")).lower()
+    target = f"{kind}/{involved['name']}" if involved.get("name") else kind
+    message = str(body.get("message", "")).strip()
+    if not wide:
+        return [last, str(body.get("type", "")), str(body.get("reason", "")), target, message]
+    return [
+        last,
+        str(body.get("type", "")),
+        str(body.get("reason", "")),
+        target,
+        str(involved.get("fieldPath", "")),
+        _event_source(body.get("source") or {}),
+        message,
+        first,
+        str(body.get("count") or 1),
+        str(_meta(body).get("name", "")),
+    ]
+
+
+def _namespace_row(body: Mapping[str, Any], now: datetime, wide: bool) -> list[str]:
+    return [str(_meta(body).get("name", "")), str((body.get("status") or {}).get("phase", "")), _age_of(body, now)]
+
+
+def _endpoints_text(body: Mapping[str, Any]) -> str:
+    """mirrors formatEndpoints: up to three ip:port pairs, then "+ N more..."."""
+    pieces: list[str] = []
+    count = 0
+    for subset in body.get("subsets") or []:
+        ports = subset.get("ports") or [{}]
+        for address in subset.get("addresses") or []:
+            for port in ports:
+                count += 1
+                if len(pieces) < 3:
+                    host = address.get("ip") or address.get("hostname") or ""
+                    pieces.append(f"{host}:{port['port']}" if port.get("port") is not None else host)
+    if not pieces:
+        return NONE
+    more = f" + {count - len(pieces)} more..." if count > len(pieces) else ""
+    return ",".join(pieces) + more
+
+
+def _endpoints_row(body: Mapping[str, Any], now: datetime, wide: bool) -> list[str]:
+    return [str(_meta(body).get("name", "")), _endpoints_text(body), _age_of(body, now)]
+
+
+def _generic_row(body: Mapping[str, Any], now: datetime, wide: bool) -> list[str]:
+    return [str(_meta(body).get("name", "")), _age_of(body, now)]
+
+
+# kind -> (default columns, columns `-o wide` adds, row function) for manifests
+_MANIFEST_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], _Row]] = {
+    "Event": (
+        ("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"),
+        ("LAST SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE", "MESSAGE", "FIRST SEEN", "COUNT", "NAME"),
+        _event_row,
+    ),
+    "Namespace": (("NAME", "STATUS", "AGE"), (), _namespace_row),
+    "Endpoints": (("NAME", "ENDPOINTS", "AGE"), (), _endpoints_row),
+}
+_GENERIC = (("NAME", "AGE"), (), _generic_row)  # kubectl's default table for kinds it knows no columns of
+
+
 def _clean_cell(cell: str) -> str:
     # mirrors appendCellValue: a cell ends at its first line break, marked with "..."
     for i, ch in enumerate(cell):
         if ch in "\f\n\r":
-            return cell[:i] + "..."
-    return cell.replace("\t", " ")
+            return terminal(cell[:i]) + "..."
+    return terminal(cell.replace("\t", " "))
+
+
+def _labels_of(obj: Any) -> Mapping[str, str]:
+    if isinstance(obj, dict):
+        return _meta(obj).get("labels") or {}
+    return obj.metadata.labels
+
+
+def _namespace_of(obj: Any) -> str:
+    if isinstance(obj, dict):
+        return str(_meta(obj).get("namespace", ""))
+    return obj.metadata.namespace
 
 
 def table(
     kind: str,
-    objects: Sequence[KubeObject],
+    objects: Sequence[Any],
     now: datetime,
     *,
     wide: bool = False,
@@ -414,6 +514,7 @@ def table(
     with_kind: bool = False,
     label_columns: Sequence[str] = (),
     show_labels: bool = False,
+    no_headers: bool = False,
 ) -> str:
     """`kubectl get KIND` (or `-o wide`): headers and one row per object, in the given order.
 
@@ -422,43 +523,59 @@ def table(
 
     `all_namespaces` adds kubectl's NAMESPACE column (never for cluster-scoped kinds, like
     `kubectl get nodes -A`); `with_kind` prefixes names with `kind.group/`, as kubectl does
-    when several kinds are listed at once. `cluster` is accepted for callers that have one;
-    every column is computed from the objects themselves. No objects, no output.
+    when several kinds are listed at once; `no_headers` leaves the header row out. `objects`
+    are typed objects, or manifests (dicts) for kinds the engine does not model (Events,
+    Namespaces, Endpoints, and any other kind, shown as kubectl shows a kind it has no columns
+    for: NAME and AGE). Cells are escaped as kubectl escapes them. No objects, no output.
     """
     del cluster  # every column kubectl prints is derived from the object itself
     if not objects:
         return ""
-    columns, wide_columns, row_of = _TABLES[kind]
-    header = [*columns, *(wide_columns if wide else ())]
+    if kind in _TABLES:
+        columns, wide_columns, row_of = _TABLES[kind]
+    else:
+        columns, wide_columns, row_of = _MANIFEST_TABLES.get(kind, _GENERIC)
+    header = list(wide_columns) if (wide and kind == "Event") else [*columns, *(wide_columns if wide else ())]
     rows = []
+    name_column = 3 if kind == "Event" else 0
     for obj in objects:
         row = row_of(obj, now, wide)
-        if with_kind:
-            row[0] = f"{group_kind(API_VERSIONS[kind], kind)}/{row[0]}"
+        if with_kind and kind != "Event":
+            row[name_column] = f"{resource_prefix(obj)}/{row[name_column]}"
         rows.append(row)
     for key in label_columns:
         header.append(key.split("/")[-1].upper())
         for obj, row in zip(objects, rows, strict=True):
-            row.append(obj.metadata.labels.get(key, ""))
+            row.append(_labels_of(obj).get(key, ""))
     if show_labels:
         header.append("LABELS")
         for obj, row in zip(objects, rows, strict=True):
-            row.append(",".join(f"{k}={v}" for k, v in sorted(obj.metadata.labels.items())) or "<none>")
-    if all_namespaces and kind not in CLUSTER_SCOPED:
+            row.append(",".join(f"{k}={v}" for k, v in sorted(_labels_of(obj).items())) or "<none>")
+    if all_namespaces and kind not in CLUSTER_SCOPED and kind != "Namespace":
         header = ["NAMESPACE", *header]
-        rows = [[obj.metadata.namespace, *row] for obj, row in zip(objects, rows, strict=True)]
-    text = "".join("\t".join(_clean_cell(c) for c in line) + "\n" for line in [header, *rows])
+        rows = [[_namespace_of(obj), *row] for obj, row in zip(objects, rows, strict=True)]
+    lines = rows if no_headers else [header, *rows]
+    text = "".join("\t".join(_clean_cell(c) for c in line) + "\n" for line in lines)
     return tabwrite(text, minwidth=6, padding=3)
 
 
 # --- -o name ---------------------------------------------------------------------------------
 
 
-def _resource_name(obj: KubeObject) -> str:
+def resource_prefix(obj: Any) -> str:
+    """`daemonset.apps`, `pod`, `event`: the kind and group kubectl names an object by."""
+    if isinstance(obj, dict):
+        return group_kind(str(obj.get("apiVersion", "v1")), str(obj.get("kind", "")))
     kind = kind_of(obj)
-    return f"{group_kind(API_VERSIONS[kind], kind)}/{obj.metadata.name}"
+    return group_kind(API_VERSIONS[kind], kind)
 
 
-def names(objects: Iterable[KubeObject]) -> str:
+def resource_name(obj: Any) -> str:
+    """`daemonset.apps/fluentd-elasticsearch`: cli-runtime's NamePrinter for one object."""
+    name = _meta(obj).get("name", "") if isinstance(obj, dict) else obj.metadata.name
+    return f"{resource_prefix(obj)}/{name}"
+
+
+def names(objects: Iterable[Any]) -> str:
     """`-o name`: `pod/web-0`, `daemonset.apps/fluentd`, one per line."""
-    return "".join(_resource_name(obj) + "\n" for obj in objects)
+    return "".join(resource_name(obj) + "\n" for obj in objects)

@@ -1,58 +1,46 @@
-"""`kreplay apply -f FILE`: append manifests at the log's virtual time, like kubectl apply."""
+"""`kreplay apply -f FILE...`: append manifests at the store's virtual time, as kubectl apply
+does, saying for each object whether it was created, configured or left unchanged."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-import yaml
+from replay.cli.common import Parents, Subparsers, add_at, add_dry_run, add_filenames, add_record
+from replay.cli.output import add_output_flags
 
-from engine.api.objects import ObjectDecodeError, decode_object
-from engine.operations import Apply, Rejected
-from projections import cluster_state
-from replay.cli.common import Parents, Subparsers, UsageError, UserError, open_store, out
-from replay.history import parse_time
-from replay.printers import tables
-from replay.session import run
+DESCRIPTION = """Apply a configuration to a resource by file name or stdin. The resource name must be specified. This resource will be created if it doesn't exist yet.
+
+ JSON and YAML formats are accepted: files, directories (-R to recurse), '-' for stdin, several documents per file, and List objects. Each object is appended to the store's event log at its current virtual time (or --at), and the controllers run to rest."""
+
+EXAMPLES = """  # Apply the configuration in web-app.yaml to the cluster, recording the command as the change-cause
+  kreplay apply -f web-app.yaml --record=true
+
+  # Apply a Service and a StatefulSet in one go
+  kreplay apply -f service-nginx.yaml -f nginx-web.yaml
+
+  # Apply every manifest in a directory and its subdirectories
+  kreplay apply -R -f manifests/
+
+  # Apply the JSON passed into stdin
+  cat pod.json | kreplay apply -f -
+
+  # Show what the controllers would do, without appending anything
+  kreplay apply -f web-app.yaml --dry-run=server"""
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("apply", parents=[parents.store], help="append manifests, like kubectl apply")
-    p.add_argument("-f", "--filename", required=True)
-    p.add_argument("--at", default=None, help="virtual time of the operation (default: the log's current time)")
-    p.add_argument("--cause", default=None, help="change-cause to record")
-    p.set_defaults(func=cmd_apply)
+    p = subparsers.add_parser("apply", parents=[parents.store, parents.namespace], help="Apply a configuration to a resource by file name or stdin", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay apply (-f FILENAME) [options]")
+    add_filenames(p, "that contain the configuration to apply")
+    add_at(p)
+    p.add_argument("--cause", default=None, help="The change-cause to record (kubernetes.io/change-cause), instead of the command line --record would record.")
+    add_record(p)
+    add_dry_run(p)
+    add_output_flags(p, tables=False)
+    p.set_defaults(func=cmd_apply, verb="apply")
+    return None
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    path = Path(args.filename)
-    try:
-        documents = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
-    except OSError as exc:
-        raise UserError(f"error: {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise UserError(f"error: {path}: not valid YAML: {exc}") from None
-    with open_store(args) as store:
-        cluster = cluster_state.load(store)
-        try:
-            at = parse_time(args.at) if args.at else cluster.now
-        except ValueError as exc:
-            raise UsageError(f"--at: {exc}") from None
-        if at is None:
-            raise UserError("error: the store is empty, so there is no virtual time yet: pass --at 2026-11-20T10:00:00Z")
-        operations = []
-        for i, doc in enumerate(documents, start=1):
-            try:
-                obj = decode_object(doc)
-            except ObjectDecodeError as exc:
-                field = exc.path.removeprefix("$").removeprefix(".")
-                raise UserError(f"error: {path}: document {i}: {field + ': ' if field else ''}{exc.message}") from None
-            operations.append(Apply(at=at, object=obj, actor="kubectl", cause=args.cause or "", line=i))
-        try:
-            summary, engine = run(store, operations)
-        except Rejected as exc:
-            raise UserError(f"error: {path}: document {exc.line}: {exc.field + ': ' if exc.field else ''}{exc.message}") from None
-        for operation in operations:
-            obj = operation.object
-            out(f"{tables.names([obj]).strip()} applied")
-    return 0
+    from replay.cli.applying import apply_files
+
+    return apply_files(args, create_only=False)

@@ -1,35 +1,107 @@
-"""`kreplay describe KIND [NAME]`: the object in detail, then the decisions recorded about it."""
+"""`kreplay describe TYPE [NAME_PREFIX]`: objects in detail, then the Events a real cluster
+would show for each (for this very object: not an earlier one of the same name)."""
 
 from __future__ import annotations
 
 import argparse
 
-from projections import audit_trail, cluster_state
-from replay.cli.common import Parents, Subparsers, open_store, out, resolve_kind, select_objects
-from replay.printers.describe import describe
-from replay.why import format_event
+from replay.cli.common import (
+    Parents,
+    Subparsers,
+    add_all_namespaces,
+    add_bool,
+    add_filenames,
+    add_selector,
+)
+
+DESCRIPTION = """Show details of a specific resource or group of resources.
+
+ Print a detailed description of the selected resources, including related resources such as events or controllers. You may select a single object by name, all objects of that type, provide a name prefix, or label selector. For example:
+
+        $ kreplay describe TYPE NAME_PREFIX
+
+ will first check for an exact match on TYPE and NAME_PREFIX. If no such resource exists, it will output details for every resource that has a name prefixed with NAME_PREFIX.
+
+ The Events are derived from the log: what the controllers, the scheduler and the kubelets would have recorded (SuccessfulCreate, ScalingReplicaSet, Scheduled, ...)."""
+
+EXAMPLES = """  # Describe a node
+  kreplay describe nodes node-1
+
+  # Describe a pod
+  kreplay describe pods/web-app-65c67c478c-5hvmf
+
+  # Describe all pods managed by the nginx-web stateful set
+  kreplay describe pods nginx-web
+
+  # Describe a controller revision, with its Data block
+  kreplay describe controllerrevision fluentd-elasticsearch-64dc6799c9 -n kube-system
+
+  # Describe pods by label name=fluentd-elasticsearch
+  kreplay describe pods -l name=fluentd-elasticsearch -n kube-system"""
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("describe", parents=[parents.store, parents.namespace], help="show one object in detail")
-    p.add_argument("kind")
-    p.add_argument("name", nargs="?")
-    p.add_argument("-A", "--all-namespaces", action="store_true")
-    p.add_argument("-l", "--selector", default="")
+    p = subparsers.add_parser("describe", parents=[parents.store, parents.namespace], help="Show details of a specific resource or group of resources", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay describe (-f FILENAME | TYPE [NAME_PREFIX | -l label] | TYPE/NAME) [options]")
+    p.add_argument("resources", nargs="*", metavar="TYPE")
+    add_all_namespaces(p)
+    add_selector(p)
+    add_filenames(p, "containing the resource to describe")
+    add_bool(p, "--show-events", default=True, help="If true, display events related to the described object.")
     p.set_defaults(func=cmd_describe)
 
 
 def cmd_describe(args: argparse.Namespace) -> int:
-    kind = resolve_kind(args.kind)
+    from replay import derived
+    from replay.cli import resources
+    from replay.cli.common import load_cluster, open_store, out, report_errors
+    from replay.printers.describe import describe
+
     with open_store(args) as store:
-        cluster = cluster_state.load(store)
-        trail = audit_trail.load(store)
-        objects = select_objects(cluster, kind, [args.name] if args.name else [], args)
-        for i, obj in enumerate(objects):
-            entries = trail.about(kind, obj.metadata.namespace, obj.metadata.name)
-            lines = [format_event(e, cluster.now) for e in entries if e.type in ("WarningRecorded",) or e.reason not in ("", "timer")][-20:]
-            if i:
-                out("")
-            out(describe(obj, cluster, lines))
-        audit_trail.save(store, trail)
-    return 0
+        cluster = load_cluster(store)
+        source = resources.Source(cluster, store)
+        request = resources.Request.of(args, args.resources)
+        result = resources.build(request, source, verb="describe", allow_empty_selector=True)
+        infos, errors = result.infos, []
+        if result.selection.documents:
+            infos = []
+            for info in result.infos:
+                live = source.get(info.kind, info.namespace, info.name)
+                if live is None:
+                    errors.append(resources.not_found(info.kind, info.name))
+                else:
+                    infos.append(live)
+        for line in result.errors:
+            # DescribeMatchingResources: no exact match, then every object the name prefixes
+            kind, name = _missing(line, result.selection)
+            matches = [i for i in source.list(kind, None if args.all_namespaces else args.namespace) if i.name.startswith(name)] if kind else []
+            if matches:
+                infos += matches
+            else:
+                errors.append(line)
+        all_events = derived.events(cluster, store) if args.show_events else []
+        texts = []
+        for info in infos:
+            events = derived.events_about(all_events, info.obj) if not isinstance(info.obj, dict) else [
+                e for e in all_events if e["involvedObject"].get("kind") == info.kind and e["involvedObject"].get("name") == info.name
+            ]
+            texts.append(describe(info.obj, cluster, events, cluster.now))
+        out("\n\n".join(t.rstrip("\n") for t in texts))
+        if not infos and not errors:
+            from replay.cli.common import err
+
+            err(f"No resources found in {args.namespace} namespace.")
+    return report_errors(errors)
+
+
+def _missing(line: str, selection: object) -> tuple[str, str]:
+    """Which (kind, name) a NotFound line is about."""
+    from replay.cli.resources import plural
+
+    for kind in getattr(selection, "types", []):
+        for name in getattr(selection, "names", []):
+            if line.endswith(f'{plural(kind)} "{name}" not found'):
+                return kind, name
+    for kind, name in getattr(selection, "tuples", []):
+        if line.endswith(f'{plural(kind)} "{name}" not found'):
+            return kind, name
+    return "", ""

@@ -1,73 +1,116 @@
-"""`kreplay get KIND [NAME...]`: kubectl's tables, `-o wide|json|yaml|name`, `-l`, `-L`, `-A`."""
+"""`kreplay get`: kubectl's tables, `-o wide|json|yaml|name|jsonpath|custom-columns`, `-l`,
+`-L`, `-A`, `--sort-by`, `--no-headers`, over every argument form the resource builder takes."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime
 
-from engine.api.objects import CLUSTER_SCOPED, KubeObject
-from projections import cluster_state
 from replay.cli.common import (
     Parents,
     Subparsers,
     UsageError,
-    open_store,
+    add_all_namespaces,
+    add_bool,
+    add_filenames,
+    add_selector,
     out,
-    resolve_kind,
-    select_objects,
 )
-from replay.printers import manifests, tables
+from replay.cli.output import add_output_flags
+
+DESCRIPTION = """Display one or many resources.
+
+ Prints a table of the most important information about the specified resources. You can filter the list using a label selector and the --selector flag. If the desired resource type is namespaced you will only see results in the current namespace if you don't specify any namespace.
+
+ Kinds the engine models (pods, nodes, daemonsets, statefulsets, deployments, replicasets, controllerrevisions, persistentvolumeclaims, services) come from the replayed cluster; events, namespaces and endpoints are derived from it and its log, as a real cluster would show them."""
+
+EXAMPLES = """  # List all pods in ps output format
+  kreplay get pods
+
+  # List all pods in ps output format with more information (such as node name)
+  kreplay get pods -o wide
+
+  # List one daemon set in the kube-system namespace (flags may come anywhere)
+  kreplay get ds -n kube-system fluentd-elasticsearch
+
+  # List a single pod in JSON output format
+  kreplay get -o json pod web-app-65c67c478c-5hvmf
+
+  # List resource information in custom columns
+  kreplay get pods -l app=web-app -o custom-columns='NAME:.metadata.name,IMAGE:.spec.containers[*].image,STATUS:.status.phase'
+
+  # List the names of pods, one per line, sorted by creation time
+  kreplay get pods -o jsonpath='{range .items[*]}{.metadata.name}{"\\n"}{end}' --sort-by=.metadata.creationTimestamp
+
+  # List all daemon sets and stateful sets together, and one of each by TYPE/NAME
+  kreplay get ds,sts -A
+  kreplay get ds/fluentd-elasticsearch sts/nginx-web -A
+
+  # List what kubectl's "all" category holds, and the events the controllers recorded
+  kreplay get all
+  kreplay get events --sort-by=.lastTimestamp"""
+
+USAGE = "kreplay get [(-o|--output=)json|yaml|name|jsonpath|jsonpath-as-json|jsonpath-file|custom-columns|custom-columns-file|wide] (TYPE[.VERSION][.GROUP] [NAME | -l label] | TYPE[.VERSION][.GROUP]/NAME ...) [flags] [options]"
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("get", parents=[parents.store, parents.namespace], help="list objects")
-    p.add_argument("kind")
-    p.add_argument("names", nargs="*")
-    p.add_argument("-A", "--all-namespaces", action="store_true")
-    p.add_argument("-l", "--selector", default="")
-    p.add_argument("-o", "--output", default="", choices=["", "wide", "json", "yaml", "name"])
-    p.add_argument("-L", "--label-columns", action="append", default=[], metavar="KEY[,KEY]", help="a column per label key")
-    p.add_argument("--show-labels", action="store_true", help="a LABELS column")
+    p = subparsers.add_parser("get", parents=[parents.store, parents.namespace], help="Display one or many resources", description=DESCRIPTION, epilog=EXAMPLES, usage=USAGE)
+    p.add_argument("resources", nargs="*", metavar="TYPE")
+    add_all_namespaces(p)
+    add_selector(p)
+    add_filenames(p, "identifying the resource to get")
+    add_bool(p, "--ignore-not-found", help="If the requested object does not exist the command will return exit code 0.")
+    add_output_flags(p)
     p.set_defaults(func=cmd_get)
 
 
 def cmd_get(args: argparse.Namespace) -> int:
-    kinds = [resolve_kind(k) for k in args.kind.split(",") if k]
-    names = list(args.names)
-    if len(kinds) > 1 and names:
-        raise UsageError("a name cannot be given with several kinds")
+    from replay.cli import resources
+    from replay.cli.common import load_cluster, open_store
+    from replay.cli.output import check_format, render_objects
+
+    if not args.resources and not args.filename:
+        sys.stderr.write(
+            'You must specify the type of resource to get. Use "kreplay get --help" for the kinds kreplay knows.\n\n'
+        )
+        raise UsageError("Required resource not specified.", verb="get")
+    check_format(args)
+    request = resources.Request.of(args, args.resources)
     with open_store(args) as store:
-        cluster = cluster_state.load(store)
-        now = cluster.now or datetime.fromtimestamp(0).astimezone()
-        chunks: list[str] = []
-        collected: list[KubeObject] = []
-        for kind in kinds:
-            objects = select_objects(cluster, kind, names, args)
-            collected += objects
-            if args.output in ("", "wide"):
-                if objects:
-                    chunks.append(
-                        tables.table(
-                            kind,
-                            objects,
-                            now,
-                            wide=args.output == "wide",
-                            all_namespaces=args.all_namespaces,
-                            cluster=cluster,
-                            label_columns=[k for v in args.label_columns for k in v.split(",") if k],
-                            show_labels=args.show_labels,
-                        )
-                    )
-        if args.output == "json":
-            out(manifests.as_json(collected, single=len(names) == 1))
-        elif args.output == "yaml":
-            out(manifests.as_yaml(collected, single=len(names) == 1))
-        elif args.output == "name":
-            out(tables.names(collected))
-        elif chunks:
-            out("\n".join(c.rstrip("\n") + "\n" for c in chunks).rstrip("\n"))
-        else:
-            where = "" if args.all_namespaces or all(k in CLUSTER_SCOPED for k in kinds) else f" in {args.namespace} namespace"
-            sys.stderr.write(f"No resources found{where}.\n")
-    return 0
+        cluster = load_cluster(store)
+        source = resources.Source(cluster, store)
+        result = resources.build(request, source, verb="get", allow_empty_selector=True)
+        infos = result.infos
+        errors = list(result.errors)
+        if result.selection.documents:
+            # -f names objects: show them as the cluster has them
+            found = []
+            for info in infos:
+                live = source.get(info.kind, info.namespace, info.name)
+                if live is None:
+                    errors.append(resources.not_found(info.kind, info.name))
+                else:
+                    found.append(live)
+            infos = found
+        if args.ignore_not_found:
+            errors = [e for e in errors if "(NotFound)" not in e]
+        multiple_types = len(result.selection.types) > 1 or (args.resources[:1] == ["all"]) or len({k for k, _ in result.selection.tuples}) > 1
+        text = render_objects(
+            args,
+            infos,
+            now=cluster.now,
+            single_item=result.selection.single_item,
+            multiple_types=multiple_types,
+            all_namespaces=args.all_namespaces,
+        )
+        out(text)
+        human = (args.output or "").split("=")[0] in ("", "wide")
+        if not infos and not errors and human and not args.ignore_not_found:
+            kinds = result.selection.types or [k for k, _ in result.selection.tuples]
+            from engine.api.objects import CLUSTER_SCOPED
+
+            namespaced = not args.all_namespaces and all(k not in CLUSTER_SCOPED and k != "Namespace" for k in kinds)
+            sys.stderr.write(f"No resources found in {args.namespace} namespace.\n" if namespaced else "No resources found\n")
+        for error in errors:
+            sys.stderr.write(error + "\n")
+    return 1 if errors else 0

@@ -3,31 +3,50 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from datetime import timedelta
+from typing import Any
 
-from engine.api.state import Cluster
-from engine.operations import Rejected
-from replay.cli.common import Parents, Subparsers, UsageError, UserError, open_store, out
-from replay.history import HistoryError, load_history, parse_duration
-from replay.session import run
+from replay.cli.common import Parents, Subparsers, UsageError
+
+DESCRIPTION = """Replay a history file (JSON Lines, one operation a line: docs/history-format.md) into the store and run the controllers to rest.
+
+ The whole file is decoded and checked first, then run in memory; only a run that succeeded is appended. After the last operation, timers keep firing (readiness delays, backoffs, minReadySeconds) until the cluster is at rest or --settle of virtual time has passed; then kreplay says whether work was still progressing (a long rollout) or something keeps failing."""
+
+EXAMPLES = """  # Replay the DaemonSet seed into the default store (sqlite:kreplay.db)
+  kreplay replay examples/fluentd-daemonset.jsonl
+
+  # Replay only lines 1-5, into a store of its own
+  kreplay replay examples/fluentd-daemonset.jsonl --lines 1-5 --store sqlite:demo.db
+
+  # A long rollout: let six hours of virtual time pass after the last line
+  kreplay replay big-rollout.jsonl --settle 6h"""
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("replay", parents=[parents.store], help="ingest a history and run it to rest")
+    from replay.cli.progress import add_progress
+
+    p = subparsers.add_parser("replay", parents=[parents.store], help="Replay a history file and run the controllers to rest", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay replay HISTORY.jsonl [--lines N[-M]] [--settle DURATION] [--feature-gates NAME=BOOL] [options]")
     p.add_argument("history")
-    p.add_argument("--lines", default="", metavar="N[-M]", help="replay only these lines of the file (the whole file is still checked)")
+    p.add_argument("--lines", default="", metavar="N[-M]", help="Replay only these lines of the file (the whole file is still checked)")
     p.add_argument(
         "--feature-gates",
         default="",
         metavar="NAME=BOOL",
         help="kube-controller-manager feature gates: MaxUnavailableStatefulSet (default false, as Kubernetes 1.24-1.34 and 1.35.4+)",
     )
-    p.add_argument("--settle", default="1h", help="how much virtual time may pass after the last operation while timers still fire (default 1h)")
+    p.add_argument("--settle", default="1h", help="How much virtual time may pass after the last operation while timers still fire (default 1h)")
+    add_progress(p)
     p.set_defaults(func=cmd_replay)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from datetime import timedelta
+
+    from engine.operations import Rejected
+    from replay.cli.common import UserError, err, iso, open_store, out
+    from replay.cli.progress import Bar
+    from replay.history import HistoryError, load_history, parse_duration
+    from replay.session import run
+
     try:
         operations = load_history(args.history)
     except HistoryError as exc:
@@ -35,7 +54,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     try:
         settle_limit = timedelta(seconds=parse_duration(args.settle))
     except ValueError as exc:
-        raise UsageError(f"--settle: {exc}") from None
+        raise UsageError(f"--settle: {exc}", verb="replay") from None
     _set_feature_gates(args.feature_gates)
     source = args.history
     if args.lines:
@@ -43,28 +62,106 @@ def cmd_replay(args: argparse.Namespace) -> int:
         operations = [o for o in operations if first <= o.line <= last]
         source = f"{args.history} lines {args.lines}"
     with open_store(args) as store:
+        bar = Bar(len(operations), args.progress)
         try:
-            summary, engine = run(store, operations, settle_limit=settle_limit)
+            summary, engine = run(store, operations, settle_limit=settle_limit, observe=bar)
         except Rejected as exc:
             raise UserError(f"error: {args.history}:{exc}") from None
+        finally:
+            bar.close()
         s = summary.settled
         out(
             f"replayed {summary.operations} operations from {source}: "
             f"{summary.events} events (positions {summary.first_position}-{summary.last_position})"
             f" into {store.url}"
         )
-        when = s.now.isoformat().replace("+00:00", "Z") if s.now else "-"
         if s.at_rest:
-            out(f"cluster at rest at {when}: {_census(engine.cluster)}")
+            out(f"cluster at rest at {iso(s.now)}: {_census(engine.cluster)}")
         else:
-            nxt = s.next_timer.isoformat().replace("+00:00", "Z") if s.next_timer else "-"
-            sys.stderr.write(
-                f"warning: the cluster did not come to rest within {args.settle} of virtual time "
-                f"after the last operation; stopped at {when} with {s.pending} timers pending "
-                f"(next at {nxt}). Something keeps failing: see `kreplay log`.\n"
-            )
-            out(f"cluster stopped at {when}: {_census(engine.cluster)}")
+            last_at = operations[-1].at if operations else s.now
+            err(unsettled(engine.cluster, s, args.settle, settle_limit, last_at))
+            out(f"cluster stopped at {iso(s.now)}: {_census(engine.cluster)}")
     return 0
+
+
+def unsettled(cluster: Any, settled: Any, settle_text: str, settle_limit: Any, last_at: Any) -> str:
+    """Why a run stopped before the cluster came to rest: rollouts still moving (name their
+    progress and a --settle that would let them finish) and/or things that keep failing."""
+    from replay.cli.common import iso
+    from replay.printers import rollout
+
+    moving: list[str] = []
+    ratio = 0.0
+    for kind in ("DaemonSet", "StatefulSet", "Deployment"):
+        for workload in cluster.list(kind):
+            try:
+                text, done = rollout.status(cluster, workload)
+            except rollout.RolloutError:
+                continue
+            if done or text.startswith("error:"):
+                continue
+            where = f"{workload.metadata.namespace}/" if workload.metadata.namespace else ""
+            moving.append(f"{kind.lower()} {where}{workload.metadata.name}: {text.splitlines()[0]}")
+            desired, done_count = _progress_counts(workload)
+            if done_count and desired > done_count:
+                ratio = max(ratio, desired / done_count)
+    failing = _failing(cluster, last_at)
+    nxt = iso(settled.next_timer) if settled.next_timer else "-"
+    head = (
+        f"warning: the cluster did not come to rest within --settle {settle_text} of virtual time after the last operation; "
+        f"stopped at {iso(settled.now)} with {settled.pending} timers pending (next at {nxt})."
+    )
+    lines = [head]
+    if moving and not failing:
+        lines.append("The work is still progressing (nothing is failing):")
+    elif moving:
+        lines.append("Work is still progressing:")
+    lines += [f"  {m}" for m in moving[:5]] + ([f"  ... and {len(moving) - 5} more"] if len(moving) > 5 else [])
+    if failing:
+        lines.append("Something keeps failing:")
+        lines += [f"  {f}" for f in failing[:5]] + ([f"  ... and {len(failing) - 5} more"] if len(failing) > 5 else [])
+    if moving:
+        if ratio:
+            hours = max(1, -(-int(ratio * settle_limit.total_seconds()) // 3600))
+            lines.append(f"Pass a longer --settle (e.g. --settle {hours}h) to let it finish, then see `kreplay rollout status`.")
+        else:
+            lines.append("Pass a longer --settle to let it finish, then see `kreplay rollout status`.")
+    if not moving and not failing:
+        lines.append("Timers keep firing without a visible rollout: see `kreplay log` for what they are.")
+    elif failing:
+        lines.append("See `kreplay log` and `kreplay why` for what fails.")
+    return "\n".join(lines)
+
+
+def _progress_counts(workload: Any) -> tuple[int, int]:
+    """(desired, updated) for a rollout, to estimate how long it needs."""
+    status = workload.status
+    kind = type(workload).__name__
+    if kind == "DaemonSet":
+        return status.desired_number_scheduled, status.updated_number_scheduled
+    replicas = workload.spec.replicas if workload.spec.replicas is not None else 1
+    return replicas, status.updated_replicas
+
+
+def _failing(cluster: Any, since: Any) -> list[str]:
+    """Signs that something keeps failing: pods failed, crash-looping or fitting no node, and
+    controllers that backed off again after `since` (the last operation)."""
+    found: list[str] = []
+    for pod in cluster.list("Pod"):
+        name = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        statuses = pod.status.unmodeled.get("containerStatuses") or []
+        waiting = [((s or {}).get("state") or {}).get("waiting") or {} for s in statuses]
+        if pod.status.phase == "Failed":
+            found.append(f"pod {name} Failed{': ' + pod.status.reason if pod.status.reason else ''}")
+        elif any(w.get("reason") == "CrashLoopBackOff" for w in waiting):
+            found.append(f"pod {name} in CrashLoopBackOff")
+        elif any(c.type == "PodScheduled" and c.status == "False" for c in pod.status.conditions):
+            found.append(f"pod {name} fits no node")
+    for key in sorted(cluster.backoffs):
+        delay, updated = cluster.backoffs[key]
+        if since is None or updated > since:
+            found.append(f"backoff {key}: retried with a delay of {delay:g}s")
+    return found
 
 
 FEATURE_GATES = {"MaxUnavailableStatefulSet": ("engine.controllers.statefulset", "MAX_UNAVAILABLE_STATEFULSET")}
@@ -78,7 +175,7 @@ def _set_feature_gates(text: str) -> None:
         name, sep, value = item.partition("=")
         if name not in FEATURE_GATES or not sep or value.lower() not in ("true", "false"):
             known = ", ".join(sorted(FEATURE_GATES))
-            raise UsageError(f"--feature-gates: {item!r} is not NAME=true|false with NAME one of {known}")
+            raise UsageError(f"--feature-gates: {item!r} is not NAME=true|false with NAME one of {known}", verb="replay")
         module, flag = FEATURE_GATES[name]
         setattr(importlib.import_module(module), flag, value.lower() == "true")
 
@@ -90,13 +187,13 @@ def _line_range(text: str) -> tuple[int, int]:
         start = int(first)
         end = (int(last) if last else 2**31) if sep else start
     except ValueError:
-        raise UsageError(f"--lines: {text!r} is not N, N-M or N-") from None
+        raise UsageError(f"--lines: {text!r} is not N, N-M or N-", verb="replay") from None
     if start < 1 or end < start:
-        raise UsageError(f"--lines: {text!r} is not a range of line numbers (they start at 1)")
+        raise UsageError(f"--lines: {text!r} is not a range of line numbers (they start at 1)", verb="replay")
     return start, end
 
 
-def _census(cluster: Cluster) -> str:
+def _census(cluster: Any) -> str:
     parts = []
     for kind, label in (("Node", "nodes"), ("Pod", "pods"), ("DaemonSet", "daemonsets"), ("StatefulSet", "statefulsets"), ("Deployment", "deployments"), ("ReplicaSet", "replicasets"), ("PersistentVolumeClaim", "pvcs")):
         n = len(cluster.objects[kind])

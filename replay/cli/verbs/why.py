@@ -1,43 +1,56 @@
-"""`kreplay why KIND/NAME`: the decisions that created, changed or deleted an object, and what
+"""`kreplay why TYPE NAME`: the decisions that created, changed or deleted an object, and what
 the controller is waiting for now."""
 
 from __future__ import annotations
 
 import argparse
 
-from projections import audit_trail, cluster_state
-from replay.cli.common import (
-    Parents,
-    Subparsers,
-    UserError,
-    namespace_for,
-    open_store,
-    out,
-    parse_kind_name,
-)
-from replay.printers import rollout
-from replay.why import explain
+from replay.cli.common import Parents, Subparsers
+
+DESCRIPTION = """Explain the decisions that created, changed or deleted an object: every recorded step about it, oldest first, who took it, the reason code, the numbers behind it and the event that caused it; then, for a StatefulSet rollout that waits, the pod it waits for.
+
+ The object need not exist any more: a pod a rollout replaced still has its story."""
+
+EXAMPLES = """  # Why is this pod where it is, or why did it go?
+  kreplay why pod/web-app-65c67c478c-5hvmf
+
+  # TYPE NAME works too, with flags anywhere
+  kreplay why pod fluentd-elasticsearch-abcde -n kube-system
+
+  # What the StatefulSet controller did with nginx-web, and what it waits for
+  kreplay why sts nginx-web"""
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("why", parents=[parents.store, parents.namespace], help="the decisions that created, changed or deleted an object")
-    p.add_argument("target", metavar="KIND/NAME")
+    p = subparsers.add_parser("why", parents=[parents.store, parents.namespace], help="Explain the decisions that created, changed or deleted an object", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay why (TYPE NAME | TYPE/NAME) [options]")
+    p.add_argument("target", nargs="+", metavar="TYPE/NAME")
     p.set_defaults(func=cmd_why)
 
 
 def cmd_why(args: argparse.Namespace) -> int:
-    kind, name = parse_kind_name(args.target)
-    namespace = namespace_for(kind, args)
+    from engine.api.objects import CLUSTER_SCOPED
+    from projections import audit_trail
+    from replay.cli import resources
+    from replay.cli.common import UsageError, UserError, iso, load_cluster, open_store, out
+    from replay.escape import line
+    from replay.printers import rollout
+    from replay.why import explain
+
+    selection = resources.parse(resources.Request(args=args.target), verb="why")
+    pairs = selection.tuples or [(k, n) for k in selection.types for n in selection.names]
+    if len(pairs) != 1:
+        raise UsageError(f"expected one object, as TYPE/NAME or TYPE NAME (e.g. ds/fluentd-elasticsearch), got {' '.join(args.target)!r}", verb="why")
+    kind, name = pairs[0]
+    namespace = "" if kind in CLUSTER_SCOPED else args.namespace
     with open_store(args) as store:
-        cluster = cluster_state.load(store)
+        cluster = load_cluster(store)
         trail = audit_trail.load(store)
         text = explain(trail, cluster, kind, namespace, name)
         if text is None:
-            raise UserError(f"error: nothing was ever recorded about {kind} {namespace + '/' if namespace else ''}{name}")
+            raise UserError(f"error: nothing was ever recorded about {kind} {line(namespace) + '/' if namespace else ''}{line(name)}")
         workload = cluster.get(kind, namespace, name)
         stuck = rollout.blocker(cluster, workload) if workload is not None else ""
         if stuck:
-            text += f"\n\nnow ({cluster.now.isoformat().replace('+00:00', 'Z') if cluster.now else '-'}): {stuck}"
+            text += f"\n\nnow ({iso(cluster.now)}): {line(stuck)}"
         out(text)
-        audit_trail.save(store, trail)
     return 0

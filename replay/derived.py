@@ -1,0 +1,368 @@
+"""Kubernetes objects a real cluster would have that the engine does not store, derived from the
+cluster and its log: Events (`kubectl get events`, the Events table of `describe`), Namespaces
+and Endpoints. Each is a manifest dict in the API's own shape, so every printer takes it.
+
+Events are what the components would have recorded through their EventRecorders at the moments
+the log shows them acting; each rule names the upstream call it mirrors. They are derived, never
+stored: a replay's log stays the single source of truth. Identical events about one object
+(same type, reason, message and source) are counted as the event correlator counts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from engine import events as ev
+from engine.api.objects import API_VERSIONS, CLUSTER_SCOPED, KubeObject, Pod, Service
+from engine.api.state import Cluster
+
+WORKLOAD_CONTROLLERS = {
+    "DaemonSet": "daemonset-controller",
+    "ReplicaSet": "replicaset-controller",
+    "StatefulSet": "statefulset-controller",
+}
+# "Reason: message: detail" prefixes the deployment controller puts in its audit messages, and
+# the event type upstream records them with (deployment/sync.go, rollback.go)
+DEPLOYMENT_REASONS = {
+    "ScalingReplicaSet": "Normal",
+    "DeploymentRollback": "Normal",
+    "DeploymentRollbackRevisionNotFound": "Warning",
+    "DeploymentRollbackTemplateUnchanged": "Warning",
+}
+BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+
+
+def _iso(at: datetime | None) -> str | None:
+    return at.isoformat().replace("+00:00", "Z") if at is not None else None
+
+
+class _Recorder:
+    """The events of one log, aggregated like client-go's EventCorrelator (identical events
+    about one object raise `count` and `lastTimestamp`)."""
+
+    def __init__(self) -> None:
+        self.events: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
+        self.uids: dict[tuple[str, str, str], str] = {}  # the current uid of every object seen
+        self.previous: dict[tuple[str, str, str], KubeObject] = {}
+
+    def record(self, at: datetime, position: int, involved: dict[str, str], type_: str, reason: str, message: str, component: str, host: str = "") -> None:
+        key = (involved["uid"] or f"{involved['kind']}/{involved['namespace']}/{involved['name']}", type_, reason, message, component)
+        found = self.events.get(key)
+        if found is not None:
+            found["count"] += 1
+            found["lastTimestamp"] = _iso(at)
+            found["metadata"]["resourceVersion"] = str(position)
+            return
+        namespace = involved["namespace"] or "default"  # events about cluster-scoped objects live in default
+        nanos = int(at.timestamp()) * 1_000_000_000 + at.microsecond * 1000 + position
+        source = {"component": component, **({"host": host} if host else {})}
+        self.events[key] = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": f"{involved['name']}.{nanos:x}",
+                "namespace": namespace,
+                "creationTimestamp": _iso(at),
+                "resourceVersion": str(position),
+            },
+            "involvedObject": {k: v for k, v in involved.items() if v},
+            "reason": reason,
+            "message": message,
+            "source": source,
+            "firstTimestamp": _iso(at),
+            "lastTimestamp": _iso(at),
+            "count": 1,
+            "type": type_,
+            "eventTime": None,
+            "reportingComponent": component,
+            "reportingInstance": host,
+        }
+
+
+def _ref(obj: KubeObject) -> dict[str, str]:
+    kind = type(obj).__name__
+    return {
+        "apiVersion": API_VERSIONS.get(kind, "v1"),
+        "kind": kind,
+        "name": obj.metadata.name,
+        "namespace": obj.metadata.namespace,
+        "uid": obj.metadata.uid,
+    }
+
+
+def _owner_ref(namespace: str, owner: Any) -> dict[str, str]:
+    return {"apiVersion": owner.api_version, "kind": owner.kind, "name": owner.name, "namespace": namespace, "uid": owner.uid}
+
+
+def _controller(refs: Iterable[Any]) -> Any:
+    return next((r for r in refs if r.controller), None)
+
+
+def _head(message: str) -> str:
+    """The upstream message our audit message starts with: "create Pod x in StatefulSet y
+    successful: ordinal 0 is missing" -> "create Pod x in StatefulSet y successful"."""
+    return message.split(": ", 1)[0]
+
+
+def _pod_text(pod: Pod) -> str:
+    return f"{pod.metadata.name}_{pod.metadata.namespace}({pod.metadata.uid})"  # format.Pod
+
+
+def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
+    """Every Event the components would have recorded, in the order they were first recorded."""
+    rec = _Recorder()
+    deleting: set[str] = set()  # pods whose controller deletion was already recorded
+    for e in log:
+        subject = ev.subject(e)
+        if isinstance(e, ev.ObjectEvent):
+            obj = e.object
+            key = (type(obj).__name__, obj.metadata.namespace, obj.metadata.name)
+            previous = rec.previous.get(key)
+            _object_event(rec, e, obj, previous, deleting)
+            rec.previous[key] = obj
+            rec.uids[key] = obj.metadata.uid
+        elif isinstance(e, ev.ObjectDeleted):
+            key = (e.kind, e.namespace, e.name)
+            previous = rec.previous.pop(key, None)
+            _deleted_event(rec, e, previous, deleting)
+            rec.uids.pop(key, None)
+        elif isinstance(e, ev.WarningRecorded) and subject is not None:
+            kind, namespace, name = subject
+            involved = {"apiVersion": API_VERSIONS.get(kind, "v1"), "kind": kind, "name": name, "namespace": namespace, "uid": rec.uids.get(subject, "")}
+            rec.record(e.at, e.position, involved, "Warning", e.reason, e.message, e.by)
+        elif isinstance(e, ev.EvictionCancelled):
+            namespace, _, name = e.key.partition("/")
+            pod = rec.previous.get(("Pod", namespace, name))
+            if isinstance(pod, Pod):
+                # mirrors emitCancelPodDeletionEvent
+                rec.record(e.at, e.position, _ref(pod), "Normal", "TaintManagerEviction", f"Cancelling deletion of Pod {namespace}/{name}", "taint-eviction-controller")
+    return list(rec.events.values())
+
+
+def _object_event(rec: _Recorder, e: ev.ObjectEvent, obj: KubeObject, previous: KubeObject | None, deleting: set[str]) -> None:
+    kind = type(obj).__name__
+    by = e.by
+    if isinstance(e, ev.ObjectCreated) and kind in ("Pod", "PersistentVolumeClaim"):
+        owner = _controller(obj.metadata.owner_references)
+        if by == "statefulset-controller" and e.message.startswith("create "):
+            sts = e.message.split(" in StatefulSet ", 1)[-1].split(" ", 1)[0]
+            involved = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": sts, "namespace": obj.metadata.namespace, "uid": rec.uids.get(("StatefulSet", obj.metadata.namespace, sts), "")}
+            rec.record(e.at, e.position, involved, "Normal", "SuccessfulCreate", _head(e.message), by)  # recordPodEvent / recordClaimEvent
+        elif owner is not None and by == WORKLOAD_CONTROLLERS.get(owner.kind) and kind == "Pod":
+            # RealPodControl.CreatePods: SuccessfulCreatePodReason
+            rec.record(e.at, e.position, _owner_ref(obj.metadata.namespace, owner), "Normal", "SuccessfulCreate", f"Created pod: {obj.metadata.name}", by)
+    if isinstance(e, ev.DeletionStarted) and isinstance(obj, Pod):
+        _pod_deletion(rec, e, (obj.metadata.namespace, obj.metadata.name, obj.metadata.uid), obj.metadata.owner_references, deleting)
+        if by == "taint-eviction-controller":
+            rec.record(e.at, e.position, _ref(obj), "Normal", "TaintManagerEviction", f"Marking for deletion Pod {obj.metadata.namespace}/{obj.metadata.name}", by)
+    if by == "deployment-controller" and isinstance(e, ev.ObjectCreated | ev.ObjectUpdated | ev.StatusUpdated):
+        reason, _, rest = e.message.partition(": ")
+        if reason in DEPLOYMENT_REASONS:
+            target = _ref(obj)
+            owner = _controller(obj.metadata.owner_references)
+            if kind == "ReplicaSet" and owner is not None:
+                target = _owner_ref(obj.metadata.namespace, owner)
+            rec.record(e.at, e.position, target, DEPLOYMENT_REASONS[reason], reason, _head(rest), by)
+    if isinstance(e, ev.PodBound) and isinstance(obj, Pod):
+        # the scheduler's binding event
+        rec.record(e.at, e.position, _ref(obj), "Normal", "Scheduled", e.message.split(" (", 1)[0], by or "default-scheduler")
+    if isinstance(e, ev.PodScheduleFailed) and isinstance(obj, Pod):
+        cond = next((c for c in obj.status.conditions if c.type == "PodScheduled"), None)
+        message = cond.message if cond is not None and cond.message else e.message
+        rec.record(e.at, e.position, _ref(obj), "Warning", "FailedScheduling", message, by or "default-scheduler")
+    if isinstance(e, ev.PodStatusChanged) and isinstance(obj, Pod) and by == "kubelet":
+        _kubelet_events(rec, e, obj)
+    if kind == "Node" and previous is not None:
+        before = bool(getattr(previous.spec, "unschedulable", False))  # type: ignore[attr-defined]
+        after = bool(getattr(obj.spec, "unschedulable", False))  # type: ignore[attr-defined]
+        if before != after:
+            status = "NodeNotSchedulable" if after else "NodeSchedulable"
+            rec.record(e.at, e.position, _ref(obj), "Normal", status, f"Node {obj.metadata.name} status is now: {status}", "kubelet", obj.metadata.name)
+    if isinstance(e, ev.NodeConditionChanged) and kind == "Node" and previous is not None:
+        ready = next((c.status for c in obj.status.conditions if c.type == "Ready"), None)  # type: ignore[attr-defined]
+        was = next((c.status for c in previous.status.conditions if c.type == "Ready"), None)  # type: ignore[attr-defined]
+        if ready != was and ready is not None:
+            status = "NodeReady" if ready == "True" else "NodeNotReady"
+            component = "kubelet" if ready == "True" else "node-controller"
+            rec.record(e.at, e.position, _ref(obj), "Normal", status, f"Node {obj.metadata.name} status is now: {status}", component)
+
+
+def _pod_deletion(rec: _Recorder, e: ev.Event, pod_key: tuple[str, str, str], owner_refs: Iterable[Any], deleting: set[str]) -> None:
+    """RealPodControl.DeletePod (SuccessfulDeletePodReason) and the StatefulSet's recordPodEvent,
+    once per pod, whichever of DeletionStarted and ObjectDeleted the controller caused."""
+    owner = _controller(owner_refs)
+    if owner is None or e.by != WORKLOAD_CONTROLLERS.get(owner.kind):
+        return
+    namespace, name, uid = pod_key
+    if uid in deleting:
+        return
+    deleting.add(uid)
+    if owner.kind == "StatefulSet":
+        message = _head(e.message) if e.message.startswith("delete ") else f"delete Pod {name} in StatefulSet {owner.name} successful"
+    else:
+        message = f"Deleted pod: {name}"
+    rec.record(e.at, e.position, _owner_ref(namespace, owner), "Normal", "SuccessfulDelete", message, e.by)
+
+
+def _deleted_event(rec: _Recorder, e: ev.ObjectDeleted, previous: KubeObject | None, deleting: set[str]) -> None:
+    if e.kind == "Pod":
+        _pod_deletion(rec, e, (e.namespace, e.name, e.uid), e.owner_references, deleting)
+        if e.by == "kubelet" and isinstance(previous, Pod):
+            # the kubelet stops each container before the pod goes (killContainer: "Killing")
+            for container in previous.spec.containers:
+                rec.record(e.at, e.position, _ref(previous), "Normal", "Killing", f"Stopping container {container.name}", "kubelet", previous.spec.node_name)
+
+
+_STARTED_REASONS = ("pod-started", "never-ready", "image-failed")
+
+
+def _kubelet_events(rec: _Recorder, e: ev.ObjectEvent, pod: Pod) -> None:
+    node = pod.spec.node_name
+    if e.reason == "pod-rejected":
+        rec.record(e.at, e.position, _ref(pod), "Warning", pod.status.reason or "UnexpectedAdmissionError", pod.status.message, "kubelet", node)
+        return
+    if e.reason not in _STARTED_REASONS:
+        return
+    for container in pod.spec.containers:
+        # startContainer: the image is "already present" (the simulated kubelets pull nothing)
+        rec.record(e.at, e.position, _ref(pod), "Normal", "Pulled", f'Container image "{container.image}" already present on machine', "kubelet", node)
+        rec.record(e.at, e.position, _ref(pod), "Normal", "Created", f"Created container {container.name}", "kubelet", node)
+        rec.record(e.at, e.position, _ref(pod), "Normal", "Started", f"Started container {container.name}", "kubelet", node)
+    if e.reason == "image-failed" and pod.status.phase == "Running":
+        statuses = pod.status.unmodeled.get("containerStatuses") or []
+        for status in statuses:
+            waiting = ((status or {}).get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") == "CrashLoopBackOff":
+                rec.record(e.at, e.position, _ref(pod), "Warning", "BackOff", f"Back-off restarting failed container {status.get('name', '')} in pod {_pod_text(pod)}", "kubelet", node)
+
+
+def events(cluster: Cluster, store: Any) -> list[dict[str, Any]]:
+    """The derived Events of a store's whole log."""
+    if store is None:
+        return []
+    return derive_events(store.read(after=0))
+
+
+def events_about(all_events: Iterable[dict[str, Any]], obj: KubeObject) -> list[dict[str, Any]]:
+    """The events of this very object (its uid: not an earlier object of the same name), as
+    describe's searchEvents selects them, sorted by last time seen."""
+    uid = obj.metadata.uid
+    found = [e for e in all_events if e["involvedObject"].get("uid") == uid]
+    return sorted(found, key=lambda e: (e["lastTimestamp"] or "", int(e["metadata"]["resourceVersion"])))
+
+
+# --- namespaces and endpoints -------------------------------------------------------------------
+
+
+def namespaces(cluster: Cluster) -> list[dict[str, Any]]:
+    """The namespaces a real cluster would list: the four it starts with and every namespace an
+    object lives in, created when its first object was (the built-in ones with the cluster)."""
+    first: dict[str, datetime | None] = {ns: None for ns in BUILTIN_NAMESPACES}
+    start: datetime | None = None
+    for kind, objects in cluster.objects.items():
+        if kind in CLUSTER_SCOPED:
+            continue
+        for (namespace, _), obj in objects.items():
+            created = obj.metadata.creation_timestamp
+            if created is not None and (start is None or created < start):
+                start = created
+            if namespace not in first or (created is not None and (first[namespace] is None or created < first[namespace])):  # type: ignore[operator]
+                first[namespace] = created
+    for node in cluster.objects.get("Node", {}).values():
+        created = node.metadata.creation_timestamp
+        if created is not None and (start is None or created < start):
+            start = created
+    found = []
+    for name in sorted(first):
+        created = start if name in BUILTIN_NAMESPACES else first[name]
+        found.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {
+                    "name": name,
+                    "creationTimestamp": _iso(created),
+                    "labels": {"kubernetes.io/metadata.name": name},
+                },
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"},
+            }
+        )
+    return found
+
+
+def _ready(pod: Pod) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions)
+
+
+def _target_port(port: dict[str, Any], pod: Pod) -> int | None:
+    """mirrors podutil.FindPort: a number, or a named containerPort of the pod."""
+    target = port.get("targetPort", port.get("port"))
+    if isinstance(target, int):
+        return target
+    for container in pod.spec.containers:
+        for p in container.ports:
+            if getattr(p, "name", "") == target:
+                return p.container_port
+    return None
+
+
+def endpoints(cluster: Cluster) -> list[dict[str, Any]]:
+    """What the endpoints controller would write for each Service with a selector: the pods it
+    selects, Ready ones under `addresses`, the rest under `notReadyAddresses`. The engine
+    simulates no pod network, so a pod without a recorded IP is listed by name (`hostname`)."""
+    found = []
+    for svc in cluster.list("Service"):
+        if not isinstance(svc, Service):
+            continue
+        selector = svc.spec.get("selector") or {}
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Endpoints",
+            "metadata": {
+                "name": svc.metadata.name,
+                "namespace": svc.metadata.namespace,
+                "creationTimestamp": _iso(svc.metadata.creation_timestamp),
+                "labels": dict(svc.metadata.labels),
+            },
+        }
+        if not selector:
+            found.append(body)
+            continue
+        pods = [
+            p
+            for p in cluster.list("Pod", svc.metadata.namespace)
+            if isinstance(p, Pod)
+            and all(p.metadata.labels.get(k) == v for k, v in selector.items())
+            and p.metadata.deletion_timestamp is None
+            and p.status.phase not in ("Succeeded", "Failed")
+            and p.spec.node_name
+        ]
+        ready, not_ready, ports = [], [], []
+        for port in svc.spec.get("ports") or []:
+            number = _target_port(port, pods[0]) if pods else None
+            entry = {"port": number if number is not None else port.get("port"), "protocol": port.get("protocol") or "TCP"}
+            if port.get("name"):
+                entry["name"] = port["name"]
+            ports.append(entry)
+        for pod in pods:
+            address = {
+                "ip": pod.status.unmodeled.get("podIP") or "",
+                "hostname": pod.metadata.name,
+                "nodeName": pod.spec.node_name,
+                "targetRef": {"kind": "Pod", "name": pod.metadata.name, "namespace": pod.metadata.namespace, "uid": pod.metadata.uid},
+            }
+            (ready if _ready(pod) else not_ready).append({k: v for k, v in address.items() if v})
+        if ready or not_ready:
+            subset: dict[str, Any] = {}
+            if ready:
+                subset["addresses"] = ready
+            if not_ready:
+                subset["notReadyAddresses"] = not_ready
+            if ports:
+                subset["ports"] = ports
+            body["subsets"] = [subset]
+        found.append(body)
+    return found
