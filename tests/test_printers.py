@@ -238,6 +238,22 @@ def lines(*rows: str) -> str:
     return "".join(row + "\n" for row in rows)
 
 
+def event(type_: str, reason: str, ago: timedelta, source: str, message: str, *, count: int = 1, first: timedelta | None = None) -> dict[str, Any]:
+    """A core/v1 Event as replay.derived makes them: last seen `ago`, first seen `first` ago."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "x.1", "namespace": "default", "resourceVersion": "1"},
+        "type": type_,
+        "reason": reason,
+        "message": message,
+        "source": {"component": source},
+        "count": count,
+        "firstTimestamp": stamp(NOW - (first or ago)),
+        "lastTimestamp": stamp(NOW - ago),
+    }
+
+
 # --- HumanDuration: the tables of apimachinery util/duration/duration_test.go ------------------
 
 SECOND = timedelta(seconds=1)
@@ -995,9 +1011,7 @@ def test_describe_deployment_finds_new_and_old_replica_sets() -> None:
     new = replicaset("web-app-7d9c5b8f4", "nginx:1.16", 3, "7d9c5b8f4", replicas=3)
     scaled_down = replicaset("web-app-5f8d6c7b9", "nginx:1.14", 0, "5f8d6c7b9")
     draining = replicaset("web-app-6b7c8d9e0", "nginx:1.15", 1, "6b7c8d9e0", replicas=1)
-    events = [
-        "Normal\tScalingReplicaSet\t5m\tdeployment-controller\tScaled up replica set web-app-7d9c5b8f4 to 3"
-    ]
+    events = [event("Normal", "ScalingReplicaSet", timedelta(minutes=5), "deployment-controller", "Scaled up replica set web-app-7d9c5b8f4 to 3")]
     text = describe(deploy, cluster_of(deploy, new, scaled_down, draining), events)
     assert text == lines(
         "Name:                   web-app",
@@ -1030,7 +1044,9 @@ def test_describe_deployment_finds_new_and_old_replica_sets() -> None:
         "OldReplicaSets:  web-app-6b7c8d9e0 (1/1 replicas created)",
         "NewReplicaSet:   web-app-7d9c5b8f4 (3/3 replicas created)",
         "Events:",
-        "  Normal  ScalingReplicaSet  5m  deployment-controller  Scaled up replica set web-app-7d9c5b8f4 to 3",
+        "  Type    Reason             Age   From                   Message",
+        "  ----    ------             ----  ----                   -------",
+        "  Normal  ScalingReplicaSet  5m    deployment-controller  Scaled up replica set web-app-7d9c5b8f4 to 3",
     )
 
 
@@ -1217,7 +1233,7 @@ def test_describe_node_shows_roles_taints_unschedulable_conditions_and_pods() ->
         ),
         pytest.param(
             {"long": "x" * 150},
-            "Annotations:  long:\n" + "x" * 138 + "...\n",
+            "Annotations:  long:\n" + " " * 16 + "x" * 138 + "...\n",
             id="long-values-move-below-the-key-and-are-shortened",
         ),
     ],
@@ -1260,16 +1276,18 @@ def test_describe_annotations_like_printAnnotationsMultiline(
         ),
         pytest.param(
             revision("fluentd-1", 3, owner("DaemonSet", "fluentd", "ds-uid")),
-            ["Controlled By:  daemonset.apps/fluentd\n", "Revision:       3\n"],
-            id="controllerrevision",
+            ["API Version:  apps/v1\n", "Data:\n  Spec:\n    Template:\n      $patch:  replace\n", "Kind:          ControllerRevision\n", "Revision:         3\n"],
+            id="controllerrevision-gets-the-generic-describer-with-its-data-block",
         ),
     ],
 )
 def test_describe_other_kinds(obj: KubeObject, expected: list[str]) -> None:
-    text = describe(obj, cluster_of(obj), ["Normal\tCreated\t1m\ttest\thello"])
+    text = describe(obj, cluster_of(obj), [event("Normal", "Created", timedelta(minutes=1), "test", "hello")])
     for line in expected:
         assert line in text
-    assert text.endswith("Events:\n  Normal  Created  1m  test  hello\n")
+    assert text.endswith(
+        "Events:\n  Type    Reason   Age   From  Message\n  ----    ------   ----  ----  -------\n  Normal  Created  60s   test  hello\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ A port, not a general JSONPath: text outside `{}` is printed as it is; inside, `
 `['key']`, `[n]`, `[a:b]`, `[*]`, `[a,b]` unions, `..` recursive descent, `[?(@.x=="y")]`
 filters (`==`, `!=`, `<`, `>`, `<=`, `>=`, and bare existence), `"quoted text"`, and
 `range ... end` loops, with the same results and error messages as upstream, including its
-quirks (a `{range}` over nothing prints nothing after its `{end}`). Maps and lists print as
-compact JSON, as kubectl prints them. Where Go's map order is random, keys are sorted here.
+quirks. Maps and lists print as compact JSON, as kubectl prints them. Where Go walks a map in
+random order (`.*`, `..`), the map's own key order is used here.
 
 No existing Python library speaks this dialect (jsonpath-ng has no `range`/`end` templates and
 different filter syntax), hence this module; its tests port upstream's jsonpath_test.go cases.
@@ -426,11 +426,10 @@ class JSONPath:
         self.allow_missing_keys = allow_missing_keys
         self.output_json = output_json
         self.root: ListNode | None = None
-        self.stack: list[list[Any]] = []
-        self.cur: list[Any] = []
         self.begin_range = 0
         self.in_range = 0
         self.end_range = 0
+        self.last_end: Any = None
 
     def parse(self, text: str) -> JSONPath:
         self.root = Parser(self.name).parse(text)
@@ -444,28 +443,43 @@ class JSONPath:
             return self._find(data)
         finally:
             self.root.nodes = saved
-            self.stack, self.begin_range, self.in_range, self.end_range = [], 0, 0, 0
+            self.begin_range = self.in_range = self.end_range = 0
+            self.last_end = None
 
     def _find(self, data: Any) -> list[list[Any]]:
+        """FindResults: a `range` runs the nodes after it once per result, each pass ending at
+        its `end`; then processing resumes after the last `end` met."""
         assert self.root is not None
-        self.cur = [data]
+        cur = [data]
         nodes = self.root.nodes
         full: list[list[Any]] = []
-        for i, node in enumerate(nodes):
-            results = self._walk(self.cur, node)
+        i = 0
+        while i < len(nodes):
+            results = self._walk(cur, nodes[i])
             if self.end_range > 0 and self.end_range <= self.in_range:
                 self.end_range -= 1
+                self.last_end = nodes[i]
                 break
             if self.begin_range > 0:
                 self.begin_range -= 1
                 self.in_range += 1
-                for k, value in enumerate(results):
+                if results:
+                    for value in results:
+                        self.root.nodes = nodes[i + 1 :]
+                        full.extend(self._find(value))
+                else:
+                    # an empty range still walks to its end, so processing resumes after it
                     self.root.nodes = nodes[i + 1 :]
-                    if k == len(results) - 1:
-                        self.in_range -= 1
-                    full.extend(self._find(value))
-                break
+                    self._find(None)
+                self.in_range -= 1
+                for k in range(i + 1, len(nodes)):
+                    if nodes[k] is self.last_end:
+                        i = k
+                        break
+                i += 1
+                continue
             full.append(results)
+            i += 1
         return full
 
     def execute(self, data: Any) -> str:
@@ -521,15 +535,11 @@ class JSONPath:
 
     def _eval_identifier(self, value: list[Any], node: IdentifierNode) -> list[Any]:
         if node.name == "range":
-            self.stack.append(self.cur)
             self.begin_range += 1
             return value
         if node.name == "end":
-            if self.end_range < self.in_range:  # inside a loop: end this pass of the block
+            if self.in_range > 0:
                 self.end_range += 1
-                return []
-            if self.stack:
-                self.cur = self.stack.pop()
                 return []
             raise JSONPathError("not in range, nothing to end")
         raise JSONPathError(f"unrecognized identifier {node.name}")
@@ -542,25 +552,26 @@ class JSONPath:
             if not isinstance(value, list):
                 raise JSONPathError(f"{go_type(value)} is not array or slice")
             length = len(value)
-            start, stop, _ = (Param(p.value, p.known, p.derived) for p in node.params)
+            start, stop, step = (Param(p.value, p.known, p.derived) for p in node.params)
             if not start.known:
                 start.value = 0
             if start.value < 0:
                 start.value += length
-            if stop.derived:
-                stop.value = start.value + 1
             if not stop.known:
                 stop.value = length
-            if stop.value < 0:
+            if stop.value < 0 or (stop.value == 0 and stop.derived):
                 stop.value += length
-            if stop.value != start.value:
-                if start.value >= length or start.value < 0:
-                    raise JSONPathError(f"array index out of bounds: index {start.value}, length {length}")
-                if stop.value > length:
-                    raise JSONPathError(f"array index out of bounds: index {stop.value - 1}, length {length}")
-            if stop.value < start.value:
-                raise JSONPathError(f"array index out of bounds: index {stop.value}, length {length}")
-            result += value[start.value : stop.value]
+            if stop.value == start.value:
+                return result  # zero elements asked for (upstream returns at once)
+            if start.value >= length or start.value < 0:
+                raise JSONPathError(f"array index out of bounds: index {start.value}, length {length}")
+            if stop.value > length or stop.value < 0:
+                raise JSONPathError(f"array index out of bounds: index {stop.value - 1}, length {length}")
+            if start.value > stop.value:
+                raise JSONPathError(f"starting index {start.value} is greater than ending index {stop.value}")
+            if step.known and step.value <= 0:
+                raise JSONPathError("step must be > 0")
+            result += value[start.value : stop.value : step.value if step.known else 1]
         return result
 
     def _eval_field(self, values: list[Any], node: FieldNode) -> list[Any]:
@@ -608,10 +619,14 @@ class JSONPath:
                     continue
                 if error is not None:
                     raise error
-                if len(lefts) != 1:
+                if not lefts:
+                    continue
+                if len(lefts) > 1:
                     raise JSONPathError("can only compare one element at a time")
                 rights = self._eval_list([item], node.right)
-                if len(rights) != 1:
+                if not rights:
+                    continue
+                if len(rights) > 1:
                     raise JSONPathError("can only compare one element at a time")
                 if _compare(node.operator, lefts[0], rights[0]):
                     results.append(item)
@@ -619,8 +634,9 @@ class JSONPath:
 
 
 def _children(value: Any) -> list[Any]:
+    # Go walks a map in random order; a manifest's key order here (as decoded) is deterministic
     if isinstance(value, dict):
-        return [value[k] for k in sorted(value)]
+        return list(value.values())
     if isinstance(value, list):
         return list(value)
     if isinstance(value, str):

@@ -55,8 +55,8 @@ def annotations_multiline(w: PrefixWriter, title: str, annotations: Mapping[str,
             w(0, f"{key}:\n")
             limit = _MAX_ANNOTATION_LEN - 2
             for line in value.split("\n"):
-                # each line of the value in the value column (the "\t" indent upstream writes)
-                w(0, "\t" + (line[:limit] + "..." if len(line) > limit else line) + "\n")
+                # "%s  %s\n" with indent "\t": each line two spaces into the value column
+                w(0, "\t  " + (line[:limit] + "..." if len(line) > limit else line) + "\n")
         else:
             w(0, f"{key}: {value}\n")
 
