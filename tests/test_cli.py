@@ -99,11 +99,12 @@ def test_why_of_something_never_seen_is_an_error(bare, capsys):
 @pytest.mark.parametrize(
     "args, code, text",
     [
-        pytest.param(["get"], 2, "the following arguments are required", id="a-missing-argument-is-a-usage-error"),
+        pytest.param(["get"], 2, "Required resource not specified", id="a-missing-argument-is-a-usage-error"),
         pytest.param(["get", "widgets"], 1, 'doesn\'t have a resource type "widgets"', id="an-unknown-kind-is-rejected-input"),
         pytest.param(["get", "pods", "nope"], 1, 'pods "nope" not found', id="a-missing-object-is-not-found"),
         pytest.param(["get", "pods", "-l", "a in (b"], 1, "unable to parse requirement", id="a-bad-selector-is-rejected"),
-        pytest.param(["why", "web"], 2, "expected KIND/NAME", id="why-needs-kind-and-name"),
+        pytest.param(["why", "pods"], 2, "expected one object, as TYPE/NAME or TYPE NAME", id="why-needs-kind-and-name"),
+        pytest.param(["why", "web"], 1, 'doesn\'t have a resource type "web"', id="why-with-a-name-alone-is-an-unknown-kind"),
     ],
 )
 def test_errors_go_to_stderr_with_kubectls_exit_statuses(bare, capsys, args, code, text):
@@ -142,7 +143,7 @@ def test_apply_appends_manifests_at_the_logs_current_time(bare, tmp_path, capsys
     )
     code, out, err = kreplay(capsys, "apply", "-f", str(manifest), "--store", bare)
     assert code == 0, err
-    assert out.split("\n")[:2] == ["node/node-3 applied", "pod/extra applied"]
+    assert out.split("\n")[:2] == ["node/node-3 created", "pod/extra created"]
     code, out, _ = kreplay(capsys, "get", "pods", "gpu-job", "-o", "json", "--store", bare)
     assert json.loads(out)["spec"]["nodeName"] == "node-3"  # the pending pod fits the new node
 

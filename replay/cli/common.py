@@ -80,6 +80,11 @@ def out(text: str) -> None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+def write(text: str) -> None:
+    """Exactly `text`: -o jsonpath prints no newline of its own, as kubectl."""
+    sys.stdout.write(text)
+
+
 def err(text: str) -> None:
     if text:
         sys.stderr.write(text if text.endswith("\n") else text + "\n")
@@ -271,7 +276,7 @@ def commit(
         from replay.cli.resources import Info
 
         infos = [Info(k, ns, n, obj) for k, ns, n in targets if (obj := outcome.cluster.get(k, ns, n)) is not None]
-        out(render_objects(args, infos, now=outcome.cluster.now, single_item=len(infos) == 1))
+        write(render_objects(args, infos, now=outcome.cluster.now, single_item=len(infos) == 1))
         return outcome
     texts = messages(outcome) if callable(messages) else messages
     suffix = {"none": "", "client": " (dry run)", "server": " (server dry run)"}[strategy]

@@ -553,6 +553,8 @@ def describe(obj: KubeObject | dict[str, Any], cluster: Cluster | None, events: 
     w = PrefixWriter()
     if isinstance(obj, dict):
         _MANIFEST_DESCRIBERS.get(str(obj.get("kind", "")), describe_generic)(w, obj)
+        if obj.get("kind") == "Namespace":
+            return terminal(tabwrite(w.text(), minwidth=0, padding=2))  # describeNamespace shows no events
     else:
         _DESCRIBERS[type(obj)](w, obj, cluster)
     if not events:

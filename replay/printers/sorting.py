@@ -124,7 +124,7 @@ def sort_items(items: Sequence[Any], manifests: Sequence[dict[str, Any]], field:
         else:
             keys.append((False, None))
     if manifests and not found_any:
-        raise SortError(f"couldn't find any field with path {template!r} in the list of objects".replace("'", '"'))
+        raise SortError(f'couldn\'t find any field with path "{template}" in the list of objects')
 
     def compare(i: int, j: int) -> int:
         (has_i, vi), (has_j, vj) = keys[i], keys[j]

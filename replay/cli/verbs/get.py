@@ -14,7 +14,7 @@ from replay.cli.common import (
     add_bool,
     add_filenames,
     add_selector,
-    out,
+    write,
 )
 from replay.cli.output import add_output_flags
 
@@ -103,7 +103,7 @@ def cmd_get(args: argparse.Namespace) -> int:
             multiple_types=multiple_types,
             all_namespaces=args.all_namespaces,
         )
-        out(text)
+        write(text)
         human = (args.output or "").split("=")[0] in ("", "wide")
         if not infos and not errors and human and not args.ignore_not_found:
             kinds = result.selection.types or [k for k, _ in result.selection.tuples]
