@@ -22,7 +22,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         action="append",
         metavar="NAME",
-        help=f"run only this scenario (repeatable): {', '.join(s.name for s in SCENARIOS)}",
+        help=f"run only this scenario (repeatable): {', '.join(s.name for s in SCENARIOS)}, or startup (the CLI's start-up per verb)",
     )
     parser.add_argument(
         "--scale",
@@ -38,13 +38,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="replays and rebuilds are best of N (default 1: the full size takes a while)",
     )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
+    parser.add_argument("--startup-repeat", type=int, default=5, metavar="N", help="each start-up figure is the best of N fresh processes (default 5)")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    only = [name for name in (args.only or []) if name != "startup"]
+    with_startup = not args.only or "startup" in args.only
+    if args.only and not only:
+        from bench.startup import measure, render as render_startup
+
+        print(render_startup(measure(args.startup_repeat)).lstrip("\n"))
+        return 0
     try:
-        scenarios = select(args.only)
+        scenarios = select(only or None)
     except KeyError as exc:
         print(f"python -m bench: {exc.args[0]}", file=sys.stderr)
         return 2
@@ -63,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         load_average=os.getloadavg(),
     )
     print(render(results, args.scale, run))
+    if with_startup:
+        from bench.startup import measure, render as render_startup
+
+        print(render_startup(measure(args.startup_repeat)))
     if args.json is not None:
         args.json.write_bytes(to_json(results, args.scale, run))
     return 0

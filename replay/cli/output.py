@@ -64,10 +64,10 @@ def _manifest(info: Info) -> dict[str, Any]:
 
 
 def sort_infos(infos: Sequence[Info], field: str) -> list[Info]:
-    from replay.printers.sorting import SortError, sort_items
-
     if not field:
         return list(infos)
+    from replay.printers.sorting import SortError, sort_items
+
     try:
         return sort_items(list(infos), [_manifest(i) for i in infos], field)
     except SortError as exc:

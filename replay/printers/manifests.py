@@ -11,8 +11,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import yaml
-
 from engine.api.objects import KubeObject, StatefulSet, kind_of, to_manifest
 
 # Fields Kubernetes prints even when zero, because their Go json tags have no omitempty
@@ -100,16 +98,17 @@ def as_json(objects: Sequence[Any], *, single: bool = False) -> str:
     return text + "\n"
 
 
-class _GoYamlDumper(yaml.SafeDumper):
-    """PyYAML's safe dumper, quoting like go-yaml: double quotes where PyYAML picks single."""
-
-    def choose_scalar_style(self) -> str:
-        style = super().choose_scalar_style()
-        return '"' if style == "'" else style
-
-
 def as_yaml(objects: Sequence[Any], *, single: bool = False) -> str:
     """`-o yaml`: the object itself when the user named exactly one, else a v1 List."""
+    import yaml  # only when YAML is asked for: it is the slowest import of a `get`
+
+    class _GoYamlDumper(yaml.SafeDumper):
+        """PyYAML's safe dumper, quoting like go-yaml: double quotes where PyYAML picks single."""
+
+        def choose_scalar_style(self) -> str:
+            style = super().choose_scalar_style()
+            return '"' if style == "'" else style
+
     return yaml.dump(
         _document(objects, single),
         Dumper=_GoYamlDumper,
