@@ -47,9 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     only = [name for name in (args.only or []) if name != "startup"]
     with_startup = not args.only or "startup" in args.only
     if args.only and not only:
-        from bench.startup import measure, render as render_startup
+        from bench import startup
 
-        print(render_startup(measure(args.startup_repeat)).lstrip("\n"))
+        print(startup.render(startup.measure(args.startup_repeat)).lstrip("\n"))
         return 0
     try:
         scenarios = select(only or None)
@@ -72,9 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(render(results, args.scale, run))
     if with_startup:
-        from bench.startup import measure, render as render_startup
+        from bench import startup
 
-        print(render_startup(measure(args.startup_repeat)))
+        print(startup.render(startup.measure(args.startup_repeat)))
     if args.json is not None:
         args.json.write_bytes(to_json(results, args.scale, run))
     return 0
