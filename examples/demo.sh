@@ -8,7 +8,8 @@
 #                0; claims reused), a partition-2 canary, scale 3 -> 5 -> 3, delete the set
 #                (claims remain) (examples/nginx-statefulset.jsonl)
 # - deployment:  web-app: rollout, history, undo; a broken image that exceeds its progress
-#                deadline (examples/web-app-deployment.jsonl)
+#                deadline (examples/web-app-deployment.jsonl); then kubectl's verbs on the
+#                replayed cluster: scale (--dry-run=server first), drain, uncordon, the node's events
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KREPLAY=${KREPLAY:-.venv/bin/kreplay}
@@ -127,6 +128,15 @@ deployment() {
   replay $h 9
   show rollout status deploy/web-app
   show rollout history deploy/web-app
+
+  say "Deployment 6. kubectl verbs on the replayed cluster: what a scale would do (nothing appended), then the scale, a drain, the events"
+  show scale deploy web-app --replicas=2 --dry-run=server
+  show scale deploy web-app --replicas=2
+  show get pods -l app=web-app -o custom-columns='NAME:.metadata.name,IMAGE:.spec.containers[*].image,NODE:.spec.nodeName,STATUS:.status.phase'
+  show drain node-1
+  show get pods -l app=web-app -o wide
+  show uncordon node-1
+  show describe node node-1
 }
 
 case "$WHAT" in
