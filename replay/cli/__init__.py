@@ -31,6 +31,7 @@ VERBS = (
     "rollout",
     "log",
     "why",
+    "serve",
 )
 
 

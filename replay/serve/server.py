@@ -1,0 +1,42 @@
+"""The shell around the app: uvicorn on a socket bound before it starts, so the address
+(including a port picked by the system for `--port 0`) is known and printed first."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+
+from replay.serve.app import build_app
+from replay.serve.reading import Replay
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket; OSError (address in use, no such address) is the caller's to word."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run(replay: Replay, sock: socket.socket, speed: float, on_start: Callable[[], None] | None = None) -> None:
+    """Serve until interrupted (Ctrl-C ends open watches within a second)."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        build_app(replay, speed),
+        log_level="warning",
+        lifespan="off",
+        timeout_graceful_shutdown=1,
+        access_log=False,
+    )
+    server = uvicorn.Server(config)
+    if on_start is not None:
+        on_start()
+    server.run(sockets=[sock])
