@@ -147,6 +147,17 @@ class Server:
             return wanted
         return max(min(base, head), wanted)
 
+    def watch_position(self, request: Request) -> int:
+        """A watch streams the events after its resourceVersion (none or "0": the read position)."""
+        rv = request.query_params.get("resourceVersion", "")
+        if rv in ("", "0"):
+            return self.read_position(request)
+        wanted = _int(rv, "resourceVersion")
+        head = self.replay.head()
+        if wanted > head:
+            raise ApiError(504, "Timeout", f"Too large resource version: {wanted}, current: {head}")
+        return wanted
+
     # --- discovery ---------------------------------------------------------------------------
 
     def catalog(self, cluster: Cluster) -> Catalog:
@@ -238,9 +249,9 @@ class Server:
         namespace: str | None = p.get("namespace")
         name: str | None = p.get("name")
         subresource: str | None = p.get("subresource")
-        position = self.read_position(request) if "continue" not in q else self._continue(q["continue"])[0]
         if q.get("watch") in ("true", "1") and name is None:
-            return await self._watch(request, group, version, plural, namespace, position)
+            return await self._watch(request, group, version, plural, namespace, self.watch_position(request))
+        position = self.read_position(request) if "continue" not in q else self._continue(q["continue"])[0]
         cluster = await run_in_threadpool(self.replay.cluster, position)
         resource = self.catalog(cluster).find(group, version, plural)
         if resource is None or (namespace is not None and not resource.namespaced):
