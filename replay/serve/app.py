@@ -112,12 +112,27 @@ def _int(text: str, what: str) -> int:
 class Server:
     """What the routes share: the replay, the pace of watches and the app."""
 
-    def __init__(self, replay: Replay, speed: float = 1.0, *, idle_poll: float = 1.0) -> None:
+    def __init__(self, replay: Replay, speed: float = 1.0, *, idle_poll: float = 1.0, at: datetime | None = None) -> None:
         self.replay = replay
         self.speed = speed
+        self.at = at  # the server's --at, if it was started with one
         self.idle_poll = idle_poll  # how often a watch that has caught up looks for new events
 
     # --- positions ---------------------------------------------------------------------------
+
+    def asked_time(self, request: Request) -> datetime | None:
+        """The virtual time a read asked for (`at=`, `/at/TIME/`, or the server's `--at`), if any:
+        ages are counted up to it, not to the last event before it."""
+        q, p = request.query_params, request.path_params
+        if "position" in q:
+            return None
+        if "at" in q:
+            return _parse_time(q["at"])
+        if "position" in p:
+            return None
+        if "at" in p:
+            return _parse_time(p["at"])
+        return self.at
 
     def base_position(self, request: Request) -> int:
         """Where a read without a resourceVersion looks: query, path prefix, then the server's."""
@@ -258,6 +273,9 @@ class Server:
             raise NO_SUCH_PATH
         as_table = "as=Table" in request.headers.get("accept", "")
         now = cluster.now or EPOCH
+        asked = self.asked_time(request)
+        if asked is not None and position == self.base_position(request) and asked > now:
+            now = asked
         if name is not None:
             if subresource not in (None, "status"):
                 raise NO_SUCH_PATH
@@ -451,5 +469,5 @@ class Server:
         return error_response(NO_SUCH_PATH)
 
 
-def build_app(replay: Replay, speed: float = 1.0, *, idle_poll: float = 1.0) -> Starlette:
-    return Server(replay, speed, idle_poll=idle_poll).app()
+def build_app(replay: Replay, speed: float = 1.0, *, idle_poll: float = 1.0, at: datetime | None = None) -> Starlette:
+    return Server(replay, speed, idle_poll=idle_poll, at=at).app()

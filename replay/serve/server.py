@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable
+from datetime import datetime
 
 from replay.serve.app import build_app
 from replay.serve.reading import Replay
@@ -25,12 +26,12 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run(replay: Replay, sock: socket.socket, speed: float, on_start: Callable[[], None] | None = None) -> None:
+def run(replay: Replay, sock: socket.socket, speed: float, at: datetime | None = None, on_start: Callable[[], None] | None = None) -> None:
     """Serve until interrupted (Ctrl-C ends open watches within a second)."""
     import uvicorn
 
     config = uvicorn.Config(
-        build_app(replay, speed),
+        build_app(replay, speed, at=at),
         log_level="warning",
         lifespan="off",
         timeout_graceful_shutdown=1,

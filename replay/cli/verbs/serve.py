@@ -79,7 +79,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host, port = sock.getsockname()[:2]
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
     position = replay.current()
-    now = replay.cluster(position).now
+    now = at or replay.cluster(position).now
     when = now.isoformat().replace("+00:00", "Z") if now else "-"
     pace = "as fast as they can" if args.speed.strip().lower() in ("max", "inf") else f"at {args.speed}"
     pinned = f"as of position {position} of {head} ({when})" if replay.pinned is not None else f"at the log's end (position {head}, {when}), following it"
@@ -91,7 +91,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     out("Press Ctrl-C to stop.")
     sys.stdout.flush()
     try:
-        run(replay, sock, speed)
+        run(replay, sock, speed, at)
     except KeyboardInterrupt:
         pass
     finally:
