@@ -32,6 +32,7 @@ VERBS = (
     "log",
     "why",
     "serve",
+    "report",
 )
 
 
