@@ -303,3 +303,27 @@ def test_the_python_client_watches_the_rollout_from_a_resource_version(python_cl
     assert types.count("DELETED") == 4 and types.count("ADDED") == 4  # two pods replaced, twice
     assert all(isinstance(event_object_name, str) for _, event_object_name, _ in seen)
     assert watcher.resource_version is not None and int(watcher.resource_version) > patched
+
+
+def test_ctrl_c_ends_the_server_and_its_open_watches_at_once(seed):
+    import signal
+    import urllib.request
+
+    url, _ = seed
+    proc = subprocess.Popen([*KREPLAY, "serve", "--store", url, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        base = re.search(r"at (http://127\.0\.0\.1:\d+)", proc.stdout.readline()).group(1)  # type: ignore[union-attr]
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/healthz", timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        watch = urllib.request.urlopen(f"{base}/api/v1/pods?watch=true", timeout=10)
+        assert watch.readline()  # the first ADDED: the watch is open and waiting for more
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+        assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+    finally:
+        if proc.poll() is None:
+            proc.kill()

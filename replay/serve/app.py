@@ -117,6 +117,26 @@ class Server:
         self.speed = speed
         self.at = at  # the server's --at, if it was started with one
         self.idle_poll = idle_poll  # how often a watch that has caught up looks for new events
+        self.stopping = False
+        self._stop: asyncio.Event | None = None
+
+    def stop(self) -> None:
+        """End every open watch now (the server is shutting down)."""
+        self.stopping = True
+        if self._stop is not None:
+            self._stop.set()
+
+    async def _sleep(self, seconds: float) -> bool:
+        """Sleep, unless the server stops first; True if it did."""
+        if self._stop is None:
+            self._stop = asyncio.Event()
+            if self.stopping:
+                self._stop.set()
+        try:
+            await asyncio.wait_for(self._stop.wait(), max(0.0, seconds))
+        except TimeoutError:
+            return False
+        return True
 
     # --- positions ---------------------------------------------------------------------------
 
@@ -395,13 +415,14 @@ class Server:
         if initial_end_bookmark:
             yield _ENCODE(watch.bookmark(resource, position, initial_events_end=True)) + b"\n"
         bookmarked = position
-        while loop.time() < deadline:
+        while loop.time() < deadline and not self.stopping:
             batch = await run_in_threadpool(self.replay.events_after, position, 500)
             if not batch:
                 if bookmarks and bookmarked != position:
                     yield _ENCODE(watch.bookmark(resource, position)) + b"\n"
                     bookmarked = position
-                await asyncio.sleep(max(0.0, min(self.idle_poll, deadline - loop.time())))
+                if await self._sleep(min(self.idle_poll, deadline - loop.time())):
+                    return
                 continue
             for event in batch:
                 if virtual_start is None:
@@ -410,9 +431,10 @@ class Server:
                 wait = due - loop.time()
                 if wait > 0:
                     if due > deadline:
-                        await asyncio.sleep(max(0.0, deadline - loop.time()))
+                        await self._sleep(deadline - loop.time())
                         return
-                    await asyncio.sleep(wait)
+                    if await self._sleep(wait):
+                        return
                 position = event.position
                 for kind, obj, at in watcher.feed(event):
                     yield line(kind, obj, at)

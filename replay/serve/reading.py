@@ -18,11 +18,17 @@ from datetime import datetime
 from engine import events as ev
 from engine.api.state import Cluster
 from engine.store import EventStore
+from projections import cluster_state
 
 
 def cluster_at(store: EventStore, position: int, base: Cluster | None = None) -> Cluster:
     """The cluster as of log position `position`: `base` (a cluster at an earlier position,
-    consumed) or an empty cluster, with every later event up to `position` folded in."""
+    consumed), else the stored cluster-state snapshot if it is not past `position`, else an
+    empty cluster, with every later event up to `position` folded in."""
+    if base is None:
+        # the cluster-state projection's snapshot, when it is not past the position: fold less
+        snap = store.load_snapshot(cluster_state.NAME)
+        base = Cluster.restore(snap[1]) if snap is not None and snap[0] <= position else None
     cluster = base if base is not None else Cluster()
     if cluster.position > position:
         raise ValueError(f"cannot fold back from position {cluster.position} to {position}")

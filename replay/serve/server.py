@@ -6,8 +6,9 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable
 from datetime import datetime
+from types import FrameType
 
-from replay.serve.app import build_app
+from replay.serve.app import Server
 from replay.serve.reading import Replay
 
 
@@ -30,14 +31,21 @@ def run(replay: Replay, sock: socket.socket, speed: float, at: datetime | None =
     """Serve until interrupted (Ctrl-C ends open watches within a second)."""
     import uvicorn
 
+    api = Server(replay, speed, at=at)
+
+    class _Uvicorn(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            api.stop()  # open watches end now, so shutting down waits for none of them
+            super().handle_exit(sig, frame)
+
     config = uvicorn.Config(
-        build_app(replay, speed, at=at),
+        api.app(),
         log_level="warning",
         lifespan="off",
         timeout_graceful_shutdown=1,
         access_log=False,
     )
-    server = uvicorn.Server(config)
+    server = _Uvicorn(config)
     if on_start is not None:
         on_start()
     server.run(sockets=[sock])
