@@ -63,12 +63,15 @@ def figure(report: Report) -> Any:
     rows = report.rows
     index = {row: i for i, row in enumerate(rows)}
     colours = {h: PALETTE[i % len(PALETTE)] for i, h in enumerate(report.revisions)}
-    pod_height = max(260, 46 * len(rows) + 60)
+    # 46 px a row for a few rows; many rows get thinner (down to 10 px) so the page stays usable
+    per_row = 46 if len(rows) <= 30 else max(10, 46 * 30 // len(rows))
+    pod_height = max(260, per_row * len(rows) + 60)
+    total = 90 + pod_height + 230 + 160
     fig = make_subplots(
         rows=3,
         cols=1,
         shared_xaxes=True,
-        vertical_spacing=0.04,
+        vertical_spacing=min(0.08, 60 / total),  # about 60 px between the charts, whatever the height
         row_heights=[90, pod_height, 230],
         subplot_titles=("operations and decisions about the workload", "pods (one row per " + ("node" if report.kind == "DaemonSet" else "pod") + ")", "unavailable and surge pods against the budget"),
     )
@@ -178,13 +181,22 @@ def figure(report: Report) -> Any:
     for o in ops:
         fig.add_vline(x=_t(o.at), line={"color": "#999", "dash": "dot", "width": 1})
 
-    fig.update_yaxes(row=2, col=1, tickmode="array", tickvals=list(range(len(rows))), ticktext=rows, range=[len(rows) - 0.5, -0.5], title_text=None)
+    fig.update_yaxes(
+        row=2,
+        col=1,
+        tickmode="array",
+        tickvals=list(range(len(rows))),
+        ticktext=rows,
+        tickfont={"size": min(12, max(7, per_row - 3))},
+        range=[len(rows) - 0.5, -0.5],
+        title_text=None,
+    )
     fig.update_yaxes(row=3, col=1, rangemode="tozero", dtick=1, title_text="pods")
     fig.update_xaxes(type="date", showgrid=True)
     fig.update_xaxes(row=3, col=1, title_text="virtual time (UTC)")
     fig.update_layout(
         barmode="overlay",
-        height=90 + pod_height + 230 + 160,
+        height=total,
         margin={"l": 140, "r": 30, "t": 40, "b": 50},
         hovermode="closest",
         hoverlabel={"align": "left"},
