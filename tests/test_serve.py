@@ -111,6 +111,12 @@ def test_missing_objects_are_404s_worded_as_the_api_server_words_them(client, pa
     assert r.json() == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message, "reason": "NotFound", "details": details, "code": 404}
 
 
+def test_pod_logs_are_a_404_that_says_a_replay_has_no_containers(client):
+    name = client.get(f"{NS}/pods").json()["items"][0]["metadata"]["name"]
+    r = client.get(f"{NS}/pods/{name}/log")
+    assert r.status_code == 404 and "has no containers to read" in r.json()["message"]
+
+
 def test_an_unknown_resource_is_the_api_servers_plain_404(client):
     r = client.get("/apis/apps/v1/namespaces/kube-system/widgets")
     assert r.status_code == 404 and r.json()["message"] == "the server could not find the requested resource"

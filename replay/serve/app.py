@@ -297,6 +297,8 @@ class Server:
         if asked is not None and position == self.base_position(request) and asked > now:
             now = asked
         if name is not None:
+            if resource.kind == "Pod" and subresource in ("log", "exec", "attach", "portforward"):
+                raise ApiError(404, "NotFound", f"kreplay serve has no containers to read: the replay holds what the API held, not what pod {name}'s containers printed or ran", {"name": name, "kind": "pods"})
             if subresource not in (None, "status"):
                 raise NO_SUCH_PATH
             found = [
