@@ -301,18 +301,14 @@ class Server:
                 raise ApiError(404, "NotFound", f"kreplay serve has no containers to read: the replay holds what the API held, not what pod {name}'s containers printed or ran", {"name": name, "kind": "pods"})
             if subresource not in (None, "status"):
                 raise NO_SUCH_PATH
-            found = [
-                i
-                for i in views.items(cluster, resource, namespace if resource.namespaced else None)
-                if views.name_of(i) == name and (not resource.namespaced or namespace is not None)
-            ]
             if resource.namespaced and namespace is None:
                 raise NO_SUCH_PATH
-            if not found:
+            found = views.one(cluster, resource, namespace or "", name)
+            if found is None:
                 raise not_found(resource, name)
             if as_table:
-                return json_response(views.table(found, resource, now, str(position), include_object=q.get("includeObject", "Metadata")))
-            return json_response(views.manifest_of(found[0], resource))
+                return json_response(views.table([found], resource, now, str(position), include_object=q.get("includeObject", "Metadata")))
+            return json_response(views.manifest_of(found, resource))
         labels, fields = self._selectors(request, resource)
         selected = views.select(views.items(cluster, resource, namespace), resource, labels, fields)
         start = self._continue(q["continue"])[1] if "continue" in q else 0

@@ -42,9 +42,10 @@ def held_kinds(cluster: Cluster) -> dict[str, tuple[str, bool]]:
     """kind -> (apiVersion, namespaced) for every kind the cluster state has a table for."""
     out = {}
     for kind, objects in cluster.objects.items():
-        values = list(objects.values())
-        namespaced = kind not in CLUSTER_SCOPED and not any(not o.metadata.namespace for o in values[:1])
-        out[kind] = (_api_version(kind, values), namespaced)
+        first = next(iter(objects.values()), None)
+        # a kind the table does not know is namespaced if its objects have a namespace
+        namespaced = kind not in CLUSTER_SCOPED and (first is None or bool(first.metadata.namespace))
+        out[kind] = (_api_version(kind, [first] if first is not None else []), namespaced)
     return out
 
 
@@ -71,6 +72,13 @@ def items(cluster: Cluster, resource: Resource, namespace: str | None) -> list[I
     if resource.kind == "Namespace":
         return list(_namespaces(cluster))
     return []  # e.g. Events, until the store holds some
+
+
+def one(cluster: Cluster, resource: Resource, namespace: str, name: str) -> Item | None:
+    """The named object of a resource (namespace "" for cluster-scoped ones), or None."""
+    if resource.kind in cluster.objects:
+        return cluster.get(resource.kind, namespace if resource.namespaced else "", name)
+    return next((i for i in items(cluster, resource, namespace or None) if name_of(i) == name), None)
 
 
 def meta_of(item: Item) -> dict[str, Any]:
