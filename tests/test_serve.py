@@ -33,6 +33,16 @@ def fluentd(tmp_path_factory) -> str:
     return url
 
 
+@pytest.fixture(scope="module")
+def at(fluentd) -> dict[str, int]:
+    """Positions in the seed's log: `before` the set image patch (line 6), the `patch` itself, one
+    `during` the rollout, and the `head` (after the undo); read off the log, not hard-coded."""
+    with EventStore(fluentd) as store:
+        patch = next(e.position for e in store.read() if e.line == 6)
+        head = store.last_position()
+    return {"before": patch - 1, "patch": patch, "during": patch + 12, "head": head}
+
+
 @pytest.fixture
 def client(fluentd):
     store = EventStore(fluentd)
@@ -83,12 +93,12 @@ def test_aggregated_discovery_is_served_when_asked_for(client, version):
     assert nodes[0]["scope"] == "Cluster"
 
 
-def test_a_list_carries_the_log_position_as_its_resource_version(client):
+def test_a_list_carries_the_log_position_as_its_resource_version(client, at):
     body = client.get(f"{NS}/pods").json()
     assert body["kind"] == "PodList" and body["apiVersion"] == "v1"
-    assert body["metadata"]["resourceVersion"] == "99"  # the seed's last event
+    assert body["metadata"]["resourceVersion"] == str(at["head"])  # the seed's last event
     assert len(body["items"]) == 3
-    assert all(int(i["metadata"]["resourceVersion"]) <= 99 for i in body["items"])
+    assert all(int(i["metadata"]["resourceVersion"]) <= at["head"] for i in body["items"])
 
 
 def test_get_serves_the_object_as_kreplay_get_o_json_prints_it(client, fluentd, capsys):
@@ -181,23 +191,24 @@ def test_limit_and_continue_page_through_a_list_at_one_position(client):
 @pytest.mark.parametrize(
     ("how", "image"),
     [
-        pytest.param({"params": {"position": "27"}}, "k8s.gcr.io/fluentd-elasticsearch:1.20", id="query-position-before-the-rollout"),
+        pytest.param({"params": {"position": "{before}"}}, "k8s.gcr.io/fluentd-elasticsearch:1.20", id="query-position-before-the-rollout"),
         pytest.param({"params": {"at": "2026-11-20T10:07:00Z"}}, "k8s.gcr.io/fluentd-elasticsearch:v2.2.0", id="query-time-between-rollout-and-undo"),
-        pytest.param({"prefix": "/position/63"}, "k8s.gcr.io/fluentd-elasticsearch:v2.2.0", id="path-prefix-position"),
+        pytest.param({"prefix": "/position/{during}"}, "k8s.gcr.io/fluentd-elasticsearch:v2.2.0", id="path-prefix-position"),
         pytest.param({"prefix": "/at/2026-11-20T10:02:00Z"}, "k8s.gcr.io/fluentd-elasticsearch:1.20", id="path-prefix-time"),
-        pytest.param({"params": {"resourceVersion": "40", "resourceVersionMatch": "Exact"}}, "k8s.gcr.io/fluentd-elasticsearch:v2.2.0", id="exact-resource-version"),
+        pytest.param({"params": {"resourceVersion": "{during}", "resourceVersionMatch": "Exact"}}, "k8s.gcr.io/fluentd-elasticsearch:v2.2.0", id="exact-resource-version"),
         pytest.param({}, "k8s.gcr.io/fluentd-elasticsearch:1.20", id="the-logs-end-after-the-undo"),
     ],
 )
-def test_time_travel_reads_the_cluster_at_any_position(client, how, image):
-    r = client.get(how.get("prefix", "") + f"{DS}/fluentd-elasticsearch", params=how.get("params", {}))
+def test_time_travel_reads_the_cluster_at_any_position(client, at, how, image):
+    params = {k: v.format(**at) for k, v in how.get("params", {}).items()}
+    r = client.get(how.get("prefix", "").format(**at) + f"{DS}/fluentd-elasticsearch", params=params)
     assert r.status_code == 200, r.text
     assert r.json()["spec"]["template"]["spec"]["containers"][0]["image"] == image
 
 
-def test_a_resource_version_past_the_log_is_too_large(client):
+def test_a_resource_version_past_the_log_is_too_large(client, at):
     r = client.get(f"{NS}/pods", params={"resourceVersion": "1000"})
-    assert r.status_code == 504 and "Too large resource version: 1000, current: 99" in r.json()["message"]
+    assert r.status_code == 504 and f"Too large resource version: 1000, current: {at['head']}" in r.json()["message"]
 
 
 def test_namespaces_in_use_are_served_when_the_store_holds_none(client):
@@ -212,13 +223,13 @@ def watch_lines(client, path: str, **params) -> list[dict]:
         return [json.loads(line) for line in r.iter_lines() if line]
 
 
-def test_a_watch_from_a_resource_version_streams_the_rollout_as_it_happened(client):
-    events = watch_lines(client, f"{NS}/pods", resourceVersion="27", timeoutSeconds="1")
+def test_a_watch_from_a_resource_version_streams_the_rollout_as_it_happened(client, at):
+    events = watch_lines(client, f"{NS}/pods", resourceVersion=str(at["before"]), timeoutSeconds="1")
     kinds = [(e["type"], e["object"]["metadata"]["name"][-5:]) for e in events]
     deleted = [name for t, name in kinds if t == "DELETED"]
     added = [name for t, name in kinds if t == "ADDED"]
     assert len(deleted) == 6 and len(added) == 6  # three pods replaced by the rollout, three by the undo
-    assert all(int(e["object"]["metadata"]["resourceVersion"]) > 27 for e in events)
+    assert all(int(e["object"]["metadata"]["resourceVersion"]) > at["before"] for e in events)
     positions = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
     assert positions == sorted(positions)
     # maxUnavailable 1: each old pod is gone before the next new one is created
@@ -230,8 +241,8 @@ def test_a_watch_without_a_resource_version_starts_with_the_current_objects(clie
     assert [e["type"] for e in events] == ["ADDED"] * 3
 
 
-def test_a_watch_with_a_label_selector_sees_objects_leave_it_as_deleted(client):
-    events = watch_lines(client, f"{NS}/pods", resourceVersion="27", timeoutSeconds="1", labelSelector="controller-revision-hash")
+def test_a_watch_with_a_label_selector_sees_objects_leave_it_as_deleted(client, at):
+    events = watch_lines(client, f"{NS}/pods", resourceVersion=str(at["before"]), timeoutSeconds="1", labelSelector="controller-revision-hash")
     assert {e["type"] for e in events} <= {"ADDED", "MODIFIED", "DELETED"}
     by_name: dict[str, list[str]] = {}
     for e in events:
@@ -240,29 +251,29 @@ def test_a_watch_with_a_label_selector_sees_objects_leave_it_as_deleted(client):
         assert types[-1] == "DELETED" or types[0] == "ADDED"
 
 
-def test_a_watch_of_tables_sends_one_row_per_event(client):
-    with client.stream("GET", f"{NS}/pods", params={"watch": "1", "resourceVersion": "27", "timeoutSeconds": "1"}, headers={"Accept": TABLE}) as r:
+def test_a_watch_of_tables_sends_one_row_per_event(client, at):
+    with client.stream("GET", f"{NS}/pods", params={"watch": "1", "resourceVersion": str(at["before"]), "timeoutSeconds": "1"}, headers={"Accept": TABLE}) as r:
         events = [json.loads(line) for line in r.iter_lines() if line]
     assert events and all(e["object"]["kind"] == "Table" and len(e["object"]["rows"]) == 1 for e in events)
     statuses = [e["object"]["rows"][0]["cells"][2] for e in events]
     assert "Terminating" in statuses and "Pending" in statuses and "Running" in statuses
 
 
-def test_bookmarks_and_the_initial_events_end_marker_are_sent_when_asked_for(client):
+def test_bookmarks_and_the_initial_events_end_marker_are_sent_when_asked_for(client, at):
     events = watch_lines(client, DS, sendInitialEvents="true", resourceVersionMatch="NotOlderThan", allowWatchBookmarks="true", timeoutSeconds="1")
     assert events[0]["type"] == "ADDED"
     assert events[1] == {
         "type": "BOOKMARK",
-        "object": {"kind": "DaemonSet", "apiVersion": "apps/v1", "metadata": {"resourceVersion": "99", "annotations": {"k8s.io/initial-events-end": "true"}}},
+        "object": {"kind": "DaemonSet", "apiVersion": "apps/v1", "metadata": {"resourceVersion": str(at["head"]), "annotations": {"k8s.io/initial-events-end": "true"}}},
     }
 
 
-def test_a_pinned_server_serves_its_position_and_watches_the_rest(fluentd):
+def test_a_pinned_server_serves_its_position_and_watches_the_rest(fluentd, at):
     store = EventStore(fluentd)
-    with TestClient(build_app(Replay(store, pinned=27), speed=parse_speed("max"), idle_poll=0.01)) as client:
+    with TestClient(build_app(Replay(store, pinned=at["before"]), speed=parse_speed("max"), idle_poll=0.01)) as client:
         body = client.get(f"{NS}/pods").json()
-        assert body["metadata"]["resourceVersion"] == "27"
-        events = watch_lines(client, f"{NS}/pods", resourceVersion="27", timeoutSeconds="1")
+        assert body["metadata"]["resourceVersion"] == str(at["before"])
+        events = watch_lines(client, f"{NS}/pods", resourceVersion=str(at["before"]), timeoutSeconds="1")
         assert sum(e["type"] == "DELETED" for e in events) == 6
     store.close()
 
@@ -284,10 +295,10 @@ def test_a_speed_that_is_not_one_is_refused(text):
         parse_speed(text)
 
 
-def test_the_cluster_at_a_position_is_the_fold_of_the_log_up_to_it(fluentd):
+def test_the_cluster_at_a_position_is_the_fold_of_the_log_up_to_it(fluentd, at):
     store = EventStore(fluentd)
     replay = Replay(store)
-    for position in (0, 27, 63, 40, 99, 27):
+    for position in (0, at["before"], at["head"] - 5, at["during"], at["head"], at["before"]):
         want = Cluster()  # the reference: the fold from the first event, no snapshot, no cache
         for event in store.read():
             if event.position <= position:
@@ -296,14 +307,14 @@ def test_the_cluster_at_a_position_is_the_fold_of_the_log_up_to_it(fluentd):
         got = replay.cluster(position)
         assert got.position == want.position == position
         assert got.snapshot() == want.snapshot()
-    assert replay.position_at(replay.cluster(63).now) >= 63
+    assert replay.position_at(replay.cluster(at["during"]).now) >= at["during"]
     store.close()
 
 
-def test_serve_refuses_an_empty_store_and_a_position_past_the_log(tmp_path, capsys, fluentd):
+def test_serve_refuses_an_empty_store_and_a_position_past_the_log(tmp_path, capsys, fluentd, at):
     assert main(["serve", "--store", f"sqlite:{tmp_path / 'empty.db'}", "--port", "0"]) == 1
     assert "holds no events" in capsys.readouterr().err
     assert main(["serve", "--store", fluentd, "--position", "1000", "--port", "0"]) == 1
-    assert "past the end of the log (the last position is 99)" in capsys.readouterr().err
+    assert f"past the end of the log (the last position is {at['head']})" in capsys.readouterr().err
     assert main(["serve", "--store", fluentd, "--speed", "fast"]) == 2
     assert main(["serve", "--store", fluentd, "--at", "yesterday"]) == 2
