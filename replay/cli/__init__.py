@@ -65,6 +65,8 @@ VERBS = (
     Verb("advance", "advance", REPLAY, "Move virtual time forward so that due timers fire"),
     Verb("log", "log", REPLAY, "Print the event log, one event a line"),
     Verb("why", "why", REPLAY, "Explain the decisions that created, changed or deleted an object"),
+    Verb("report", "report", REPLAY, "Write a rollout report: timeline, budget and decisions (HTML, Markdown or JSON)"),
+    Verb("serve", "serve", REPLAY, "Serve the replayed cluster to kubectl and client libraries (read-only)"),
     Verb("version", "version", OTHER, "Print the kreplay version"),
 )
 

@@ -219,7 +219,8 @@ class _Subparsers:
 
 
 def new_parser(prog: str, *, description: str = "", epilog: str = "", usage: str = "") -> Parser:
-    parser = Parser(prog=f"{PROGRAM} {prog}", add_help=False, allow_abbrev=False, description=description, epilog=epilog, usage=usage or None)
+    # conflict_handler="resolve": a verb's own flag of a global's name wins (serve's --kubeconfig)
+    parser = Parser(prog=f"{PROGRAM} {prog}", add_help=False, allow_abbrev=False, description=description, epilog=epilog, usage=usage or None, conflict_handler="resolve")
     group = parser.add_argument_group("global")
     for flag in GLOBAL_FLAGS:
         group.add_argument(*flag.names, dest=flag.dest, default=flag.default, help=flag.help)

@@ -21,6 +21,7 @@ from engine.api.objects import (
     ControllerRevision,
     DaemonSet,
     Deployment,
+    KubeObject,
     Node,
     PersistentVolumeClaim,
     Pod,
@@ -393,6 +394,18 @@ _TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], _Row]] = {
         _service_row,
     ),
 }
+
+
+def columns(kind: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """A kind's default columns and the ones `-o wide` adds, or None if it has no table here
+    (for the server's Table responses, which send both and mark the wide ones)."""
+    entry = _TABLES.get(kind)
+    return None if entry is None else (entry[0], entry[1])
+
+
+def cells(obj: KubeObject, now: datetime, *, wide: bool = True) -> list[str]:
+    """One object's row, as `table` prints it (the wide columns too, unless `wide=False`)."""
+    return _TABLES[kind_of(obj)][2](obj, now, wide)
 
 
 # --- kinds the engine does not model: manifests (dicts) -----------------------------------------
