@@ -330,7 +330,15 @@ def read_documents(paths: Sequence[str], recursive: bool = False) -> list[tuple[
         shared = None
     loader = getattr(shared, "load_documents", None) if shared is not None else None
     if loader is not None:
-        return [(d.body, d.source) if hasattr(d, "body") else d for d in loader(paths, recursive=recursive)]
+        failure = getattr(shared, "DocumentError", ValueError)
+        try:
+            documents = loader(paths, recursive=recursive)
+        except failure as exc:
+            raise UserError(f"error: {exc}") from None
+        for d in documents:
+            if not isinstance(d.body, dict):
+                raise UserError(f"error: {d.source}: expected an object, got {type(d.body).__name__}")
+        return [(d.body, d.source) for d in documents]
     return _read_minimal(paths, recursive)
 
 
