@@ -33,7 +33,7 @@ def apply_files(args: argparse.Namespace, *, create_only: bool) -> int:
     result = resources.build(request, None, verb=verb)
     cause = (getattr(args, "cause", None) or "") or cause_of(args)
     errors: list[str] = []
-    with open_store(args) as store:
+    with open_store(args, write=True) as store:
         cluster = load_cluster(store)
         at = operation_time(args, cluster)
         operations, objects, existed = [], [], []

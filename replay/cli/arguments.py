@@ -230,7 +230,7 @@ def new_parser(prog: str, *, description: str = "", epilog: str = "", usage: str
 def _parents() -> Parents:
     # the store and namespace flags are global: every parser has them already, so the option
     # groups verbs name in `parents=[...]` only document intent
-    return Parents(store=Parser(add_help=False), namespace=Parser(add_help=False))
+    return Parents(store=Parser(add_help=False), namespace=Parser(add_help=False), write=Parser(add_help=False))
 
 
 class Command(NamedTuple):

@@ -73,6 +73,7 @@ class Parents(NamedTuple):
 
     store: argparse.ArgumentParser
     namespace: argparse.ArgumentParser
+    write: argparse.ArgumentParser  # options of verbs that append to the store
 
 
 def out(text: str) -> None:
@@ -156,8 +157,12 @@ def cause_of(args: argparse.Namespace) -> str:
 # --- the store and the cluster -----------------------------------------------------------------
 
 
-def open_store(args: argparse.Namespace) -> EventStore:
+def open_store(args: argparse.Namespace, *, write: bool = False, create: bool = False) -> EventStore:
+    """The one way verbs open the store; `write` for verbs that append, `create` for those that
+    may make a new store (replay)."""
     from engine.store import EventStore, StoreError
+
+    del write, create  # one EventStore serves reads and writes today
 
     try:
         return EventStore(args.store)

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, *, what: str, field: str, validate: Callable[[
     for key, value in sets.items():
         validate(key, value)
     check_format(args, tables=False)
-    with open_store(args) as store:
+    with open_store(args, write=True) as store:
         cluster = load_cluster(store)
         source = resources.Source(cluster, store)
         infos, errors = live_targets(args, resource_args, source, verb=verb)

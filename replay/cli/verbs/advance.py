@@ -21,7 +21,7 @@ EXAMPLES = """  # Let ten minutes pass: a stuck rollout exceeds its progress dea
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("advance", parents=[parents.store], help="Move virtual time forward so that due timers fire", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay advance (DURATION | --to TIME) [options]")
+    p = subparsers.add_parser("advance", parents=[parents.store, parents.write], help="Move virtual time forward so that due timers fire", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay advance (DURATION | --to TIME) [options]")
     p.add_argument("duration", nargs="?", default="", metavar="DURATION")
     p.add_argument("--to", default="", metavar="TIME", help="The virtual time to move to, RFC 3339.")
     p.set_defaults(func=cmd_advance)
@@ -43,7 +43,7 @@ def cmd_advance(args: argparse.Namespace) -> int:
 
     if bool(args.duration) == bool(args.to):
         raise UsageError("give either a DURATION (e.g. 10m) or --to TIME", verb="advance")
-    with open_store(args) as store:
+    with open_store(args, write=True) as store:
         cluster = load_cluster(store)
         if cluster.now is None:
             raise UserError("error: the store is empty, so there is no virtual time to advance yet")

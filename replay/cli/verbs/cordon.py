@@ -16,7 +16,7 @@ HELP = {
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
     for name, (description, examples) in HELP.items():
-        p = subparsers.add_parser(name, parents=[parents.store], help=description.rstrip("."), description=description, epilog=examples, usage=f"kreplay {name} NODE [options]")
+        p = subparsers.add_parser(name, parents=[parents.store, parents.write], help=description.rstrip("."), description=description, epilog=examples, usage=f"kreplay {name} NODE [options]")
         p.add_argument("nodes", nargs="*", metavar="NODE")
         add_selector(p)
         add_at(p)
@@ -43,7 +43,7 @@ def cmd_cordon(args: argparse.Namespace) -> int:
         raise UsageError(f"USAGE: {verb} NODE [flags]", verb=verb)
     if args.nodes and args.selector:
         raise UsageError("error: cannot specify both a node name and a --selector option", verb=verb)
-    with open_store(args) as store:
+    with open_store(args, write=True) as store:
         cluster = load_cluster(store)
         source = resources.Source(cluster, store)
         request = resources.Request(args=["nodes", *args.nodes], selector=args.selector, namespace=args.namespace)

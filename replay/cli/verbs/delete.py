@@ -40,7 +40,7 @@ CASCADES = {"background": "Background", "foreground": "Foreground", "orphan": "O
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("delete", parents=[parents.store, parents.namespace], help="Delete resources by file names, stdin, resources and names, or by resources and label selector", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay delete ([-f FILENAME] | TYPE [(NAME | -l label | --all)]) [options]")
+    p = subparsers.add_parser("delete", parents=[parents.store, parents.namespace, parents.write], help="Delete resources by file names, stdin, resources and names, or by resources and label selector", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay delete ([-f FILENAME] | TYPE [(NAME | -l label | --all)]) [options]")
     p.add_argument("resources", nargs="*", metavar="TYPE")
     add_bool(p, "--all", help="Delete all resources, in the namespace of the specified resource types.")
     add_all_namespaces(p)
@@ -80,7 +80,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
         raise UsageError(f"unexpected -o output mode: {args.output}. We only support '-o name'", verb="delete")
     if args.force:
         err("Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.")
-    with open_store(args) as store:
+    with open_store(args, write=True) as store:
         cluster = load_cluster(store)
         source = resources.Source(cluster, store)
         infos, errors = live_targets(args, args.resources, source, verb="delete")

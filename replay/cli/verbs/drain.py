@@ -35,7 +35,7 @@ MIRROR = "kubernetes.io/config.mirror"
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("drain", parents=[parents.store], help="Drain node in preparation for maintenance", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay drain NODE [options]")
+    p = subparsers.add_parser("drain", parents=[parents.store, parents.write], help="Drain node in preparation for maintenance", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay drain NODE [options]")
     p.add_argument("nodes", nargs="*", metavar="NODE")
     add_bool(p, "--ignore-daemonsets", help="Ignore DaemonSet-managed pods.")
     add_bool(p, "--delete-emptydir-data", help="Continue even if there are pods using emptyDir (local data that will be deleted when the node is drained).")
@@ -109,7 +109,7 @@ def cmd_drain(args: argparse.Namespace) -> int:
     if args.nodes and args.selector:
         raise UsageError("cannot specify both a node name and a --selector option", verb="drain")
     pod_matcher = _selector(args.pod_selector)
-    with open_store(args) as store:
+    with open_store(args, write=True) as store:
         cluster = load_cluster(store)
         source = resources.Source(cluster, store)
         request = resources.Request(args=["nodes", *args.nodes], selector=args.selector, namespace=args.namespace)

@@ -36,7 +36,7 @@ EXAMPLES = """  # Partially update a node using a strategic merge patch, specify
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("patch", parents=[parents.store, parents.namespace], help="Update fields of a resource", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay patch (-f FILENAME | TYPE NAME) [-p PATCH|--patch-file FILE] [options]")
+    p = subparsers.add_parser("patch", parents=[parents.store, parents.namespace, parents.write], help="Update fields of a resource", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay patch (-f FILENAME | TYPE NAME) [-p PATCH|--patch-file FILE] [options]")
     p.add_argument("resources", nargs="*", metavar="TYPE NAME")
     p.add_argument("-p", "--patch", default=None, help="The patch to be applied to the resource JSON file.")
     p.add_argument("--patch-file", default="", help="A file containing a patch to be applied to the resource.")
@@ -100,7 +100,7 @@ def cmd_patch(args: argparse.Namespace) -> int:
     if args.type != "json" and not isinstance(body, dict):
         raise UserError(f'error: unable to parse "{text}": a {args.type} patch is a JSON object')
     check_format(args, tables=False)
-    with open_store(args) as store:
+    with open_store(args, write=True) as store:
         cluster = load_cluster(store)
         source = resources.Source(cluster, store)
         infos, errors = live_targets(args, args.resources, source, verb="patch")

@@ -24,7 +24,7 @@ EXAMPLES = """  # Replay the DaemonSet seed into the default store (sqlite:krepl
 def register(subparsers: Subparsers, parents: Parents) -> None:
     from replay.cli.progress import add_progress
 
-    p = subparsers.add_parser("replay", parents=[parents.store], help="Replay a history file and run the controllers to rest", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay replay HISTORY.jsonl [--lines N[-M]] [--settle DURATION] [--feature-gates NAME=BOOL] [options]")
+    p = subparsers.add_parser("replay", parents=[parents.store, parents.write], help="Replay a history file and run the controllers to rest", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay replay HISTORY.jsonl [--lines N[-M]] [--settle DURATION] [--feature-gates NAME=BOOL] [options]")
     p.add_argument("history")
     p.add_argument("--lines", default="", metavar="N[-M]", help="Replay only these lines of the file (the whole file is still checked)")
     p.add_argument(
@@ -61,7 +61,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         first, last = _line_range(args.lines)
         operations = [o for o in operations if first <= o.line <= last]
         source = f"{args.history} lines {args.lines}"
-    with open_store(args) as store:
+    with open_store(args, write=True, create=True) as store:
         bar = Bar(len(operations), args.progress)
         try:
             summary, engine = run(store, operations, settle_limit=settle_limit, observe=bar)

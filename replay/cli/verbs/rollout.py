@@ -82,7 +82,7 @@ RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
     for name, (description, examples) in _HELP.items():
-        p = subparsers.add_parser(name, parents=[parents.store, parents.namespace], help=SUBCOMMANDS[name], description=description, epilog=examples, usage=f"kreplay rollout {name} (TYPE NAME | TYPE/NAME) [flags] [options]")
+        p = subparsers.add_parser(name, parents=[parents.store, parents.namespace, parents.write], help=SUBCOMMANDS[name], description=description, epilog=examples, usage=f"kreplay rollout {name} (TYPE NAME | TYPE/NAME) [flags] [options]")
         p.add_argument("resources", nargs="*", metavar="TYPE NAME")
         add_selector(p)
         add_filenames(p, "identifying the resource to get from a server")
@@ -104,7 +104,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     from replay.cli import resources
     from replay.cli.common import UserError, load_cluster, open_store, report_errors
 
-    with open_store(args) as store:
+    with open_store(args, write=args.action not in ("history", "status")) as store:
         cluster = load_cluster(store)
         source = resources.Source(cluster, store)
         result = resources.build(resources.Request.of(args, args.resources), source, verb=f"rollout {args.action}", require_names=True)

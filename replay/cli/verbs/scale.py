@@ -41,7 +41,7 @@ INT32_MAX = 2**31 - 1
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("scale", parents=[parents.store, parents.namespace], help="Set a new size for a deployment, replica set, or stateful set", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay scale [--resource-version=version] [--current-replicas=count] --replicas=COUNT (-f FILENAME | TYPE NAME) [options]")
+    p = subparsers.add_parser("scale", parents=[parents.store, parents.namespace, parents.write], help="Set a new size for a deployment, replica set, or stateful set", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay scale [--resource-version=version] [--current-replicas=count] --replicas=COUNT (-f FILENAME | TYPE NAME) [options]")
     p.add_argument("resources", nargs="*", metavar="TYPE")
     p.add_argument("--replicas", default=None, help="The new desired number of replicas. Required.")
     p.add_argument("--current-replicas", type=int, default=-1, help="Precondition for current size. Requires that the current size of the resource match this value in order to scale. -1 (default) for no condition.")
@@ -91,7 +91,7 @@ def cmd_scale(args: argparse.Namespace) -> int:
 
     replicas = _replicas(args.replicas)
     check_format(args, tables=False)
-    with open_store(args) as store:
+    with open_store(args, write=True) as store:
         cluster = load_cluster(store)
         source = resources.Source(cluster, store)
         infos, errors = live_targets(args, args.resources, source, verb="scale")

@@ -46,7 +46,7 @@ _WITH_TEMPLATES = ("DaemonSet", "StatefulSet", "Deployment", "ReplicaSet")
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("image", parents=[parents.store, parents.namespace], help=SUBCOMMANDS["image"], description=IMAGE_DESCRIPTION, epilog=IMAGE_EXAMPLES, usage="kreplay set image (-f FILENAME | TYPE NAME) CONTAINER_NAME_1=CONTAINER_IMAGE_1 ... CONTAINER_NAME_N=CONTAINER_IMAGE_N [options]")
+    p = subparsers.add_parser("image", parents=[parents.store, parents.namespace, parents.write], help=SUBCOMMANDS["image"], description=IMAGE_DESCRIPTION, epilog=IMAGE_EXAMPLES, usage="kreplay set image (-f FILENAME | TYPE NAME) CONTAINER_NAME_1=CONTAINER_IMAGE_1 ... CONTAINER_NAME_N=CONTAINER_IMAGE_N [options]")
     p.add_argument("arguments", nargs="*", metavar="TYPE NAME CONTAINER=IMAGE")
     add_bool(p, "--all", help="Select all resources, in the namespace of the specified resource types")
     add_selector(p)
@@ -90,7 +90,7 @@ def cmd_set_image(args: argparse.Namespace) -> int:
     if not images:
         raise UsageError("at least one image update is required", verb="set image")
     check_format(args, tables=False)
-    with open_store(args) as store:
+    with open_store(args, write=True) as store:
         cluster = load_cluster(store)
         source = resources.Source(cluster, store)
         infos, errors = live_targets(args, resource_args, source, verb="set image")

@@ -44,7 +44,7 @@ EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("taint", parents=[parents.store], help="Update the taints on one or more nodes", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay taint NODE NAME KEY_1=VAL_1:TAINT_EFFECT_1 ... KEY_N=VAL_N:TAINT_EFFECT_N [options]")
+    p = subparsers.add_parser("taint", parents=[parents.store, parents.write], help="Update the taints on one or more nodes", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay taint NODE NAME KEY_1=VAL_1:TAINT_EFFECT_1 ... KEY_N=VAL_N:TAINT_EFFECT_N [options]")
     p.add_argument("arguments", nargs="*", metavar="NODE NAME KEY=VAL:EFFECT")
     add_bool(p, "--all", help="Select all nodes in the cluster")
     add_bool(p, "--overwrite", help="If true, allow taints to be overwritten, otherwise reject taint updates that overwrite existing taints.")
@@ -169,7 +169,7 @@ def cmd_taint(args: argparse.Namespace) -> int:
         if any(r["key"] == taint["key"] and r.get("effect") == taint["effect"] for r in remove):
             raise UsageError(f"can not both modify and remove the following taint(s) in the same command: {_text(taint)}", verb="taint")
     check_format(args, tables=False)
-    with open_store(args) as store:
+    with open_store(args, write=True) as store:
         cluster = load_cluster(store)
         source = resources.Source(cluster, store)
         infos, errors = live_targets(args, resource_args, source, verb="taint")
