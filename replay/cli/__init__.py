@@ -19,8 +19,8 @@ import sys
 from collections.abc import Sequence
 
 from engine.loop import LoopError
-from engine.store import DEFAULT_URL
-from replay.cli.common import Parents, Parser, UsageError, UserError
+from engine.store import DEFAULT_URL, StoreError
+from replay.cli.common import Parents, Parser, UsageError, UserError, add_write_options
 
 # Modules of replay/cli/verbs/, one line each, in the order `kreplay --help` lists them.
 VERBS = (
@@ -31,6 +31,7 @@ VERBS = (
     "rollout",
     "log",
     "why",
+    "fsck",
 )
 
 
@@ -43,7 +44,9 @@ def build_parser() -> Parser:
 
     parser = Parser(prog="kreplay", description="Replay Kubernetes cluster histories through event-sourced controllers.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    parents = Parents(store=store, namespace=namespace)
+    write = Parser(add_help=False)
+    add_write_options(write)
+    parents = Parents(store=store, namespace=namespace, write=write)
     for verb in VERBS:
         importlib.import_module(f"replay.cli.verbs.{verb}").register(sub, parents)
     return parser
@@ -56,9 +59,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         sys.stderr.write(f"{exc}\nSee 'kreplay --help'.\n")
         return 2
-    except UserError as exc:
+    except (UserError, StoreError) as exc:
         sys.stderr.write(f"{exc}\n")
         return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted: nothing was appended\n")
+        return 130
     except LoopError as exc:
         # e.g. a ReplicaSet whose every pod the kubelet rejects: upstream loops forever too
         sys.stderr.write(

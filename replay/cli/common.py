@@ -16,7 +16,7 @@ from typing import NoReturn
 from engine.api.objects import CLUSTER_SCOPED, KubeObject
 from engine.api.selectors import SelectorError, parse
 from engine.api.state import Cluster
-from engine.store import EventStore, StoreError
+from engine.store import EventStore, StoreError, interrupted_message
 from replay.kinds import UnknownKind, resolve
 
 
@@ -42,13 +42,36 @@ class Parents:
 
     store: Parser  # --store
     namespace: Parser  # -n/--namespace, for verbs that address namespaced objects
+    write: Parser  # --create, --wait, --encrypt: for verbs that append to the store
 
 
-def open_store(args: argparse.Namespace) -> EventStore:
+def add_write_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--create", action="store_true", help="create the store if it does not exist (replay always may)")
+    parser.add_argument("--wait", action="store_true", help="wait for another writer to finish instead of failing")
+    parser.add_argument(
+        "--encrypt",
+        action="store_true",
+        help="encrypt a new store at rest (AES-GCM; the key, base64 of 32 random bytes, from $KREPLAY_CIPHER_KEY)",
+    )
+
+
+def open_store(args: argparse.Namespace, *, write: bool = False, create: bool = False) -> EventStore:
+    """The one way verbs open the store. Reads open it read-only and never create it; writes
+    create it only when the verb may (`replay`) or with --create. A read of a store holding an
+    interrupted run says so on stderr (the run's positions are not shown)."""
     try:
-        return EventStore(args.store)
+        store = EventStore(
+            args.store,
+            create=write and (create or getattr(args, "create", False)),
+            readonly=not write,
+            encrypt=write and getattr(args, "encrypt", False),
+        )
     except StoreError as exc:
         raise UserError(str(exc)) from None
+    if not write and store.pending is not None:
+        note = interrupted_message(store, store.pending).removeprefix("error: ").replace("; nothing was appended", "")
+        sys.stderr.write(f"warning: {note}; reading what was committed before it\n")
+    return store
 
 
 def resolve_kind(text: str) -> str:

@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 
 from engine.api.objects import ObjectDecodeError, decode_object
+from engine.api.state import Cluster
 from engine.operations import Apply, Rejected
-from projections import cluster_state
 from replay.cli.common import Parents, Subparsers, UsageError, UserError, open_store, out
 from replay.history import parse_time
 from replay.printers import tables
@@ -17,7 +17,7 @@ from replay.session import run
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("apply", parents=[parents.store], help="append manifests, like kubectl apply")
+    p = subparsers.add_parser("apply", parents=[parents.store, parents.write], help="append manifests, like kubectl apply")
     p.add_argument("-f", "--filename", required=True)
     p.add_argument("--at", default=None, help="virtual time of the operation (default: the log's current time)")
     p.add_argument("--cause", default=None, help="change-cause to record")
@@ -32,27 +32,30 @@ def cmd_apply(args: argparse.Namespace) -> int:
         raise UserError(f"error: {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise UserError(f"error: {path}: not valid YAML: {exc}") from None
-    with open_store(args) as store:
-        cluster = cluster_state.load(store)
+    objects = []
+    for i, doc in enumerate(documents, start=1):
         try:
-            at = parse_time(args.at) if args.at else cluster.now
-        except ValueError as exc:
-            raise UsageError(f"--at: {exc}") from None
+            objects.append(decode_object(doc))
+        except ObjectDecodeError as exc:
+            field = exc.path.removeprefix("$").removeprefix(".")
+            raise UserError(f"error: {path}: document {i}: {field + ': ' if field else ''}{exc.message}") from None
+    try:
+        fixed_at = parse_time(args.at) if args.at else None
+    except ValueError as exc:
+        raise UsageError(f"--at: {exc}") from None
+
+    def operations_at_head(cluster: Cluster) -> list[Apply]:
+        # the store's current time, read under the write lock
+        at = fixed_at or cluster.now
         if at is None:
             raise UserError("error: the store is empty, so there is no virtual time yet: pass --at 2026-11-20T10:00:00Z")
-        operations = []
-        for i, doc in enumerate(documents, start=1):
-            try:
-                obj = decode_object(doc)
-            except ObjectDecodeError as exc:
-                field = exc.path.removeprefix("$").removeprefix(".")
-                raise UserError(f"error: {path}: document {i}: {field + ': ' if field else ''}{exc.message}") from None
-            operations.append(Apply(at=at, object=obj, actor="kubectl", cause=args.cause or "", line=i))
+        return [Apply(at=at, object=obj, actor="kubectl", cause=args.cause or "", line=i) for i, obj in enumerate(objects, start=1)]
+
+    with open_store(args, write=True) as store:
         try:
-            summary, engine = run(store, operations)
+            run(store, operations_at_head, wait=args.wait, description=f"kreplay apply -f {path}")
         except Rejected as exc:
             raise UserError(f"error: {path}: document {exc.line}: {exc.field + ': ' if exc.field else ''}{exc.message}") from None
-        for operation in operations:
-            obj = operation.object
+        for obj in objects:
             out(f"{tables.names([obj]).strip()} applied")
     return 0

@@ -22,7 +22,11 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
 def cmd_describe(args: argparse.Namespace) -> int:
     kind = resolve_kind(args.kind)
     with open_store(args) as store:
-        cluster = cluster_state.load(store)
+        if kind == "Pod" and args.name:
+            # a pod's description needs only the pod: read its stream, not the whole cluster
+            cluster = cluster_state.objects(store, [(kind, args.namespace, args.name)])
+        else:
+            cluster = cluster_state.load(store)
         trail = audit_trail.load(store)
         objects = select_objects(cluster, kind, [args.name] if args.name else [], args)
         for i, obj in enumerate(objects):
@@ -31,5 +35,4 @@ def cmd_describe(args: argparse.Namespace) -> int:
             if i:
                 out("")
             out(describe(obj, cluster, lines))
-        audit_trail.save(store, trail)
     return 0

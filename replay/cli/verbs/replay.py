@@ -14,8 +14,13 @@ from replay.session import run
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("replay", parents=[parents.store], help="ingest a history and run it to rest")
+    p = subparsers.add_parser("replay", parents=[parents.store, parents.write], help="ingest a history and run it to rest")
     p.add_argument("history")
+    p.add_argument(
+        "--append",
+        action="store_true",
+        help="add the history on top of the cluster the store already holds (otherwise a store that holds one is refused)",
+    )
     p.add_argument("--lines", default="", metavar="N[-M]", help="replay only these lines of the file (the whole file is still checked)")
     p.add_argument(
         "--feature-gates",
@@ -38,23 +43,52 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"--settle: {exc}") from None
     _set_feature_gates(args.feature_gates)
     source = args.history
+    settle_until = None
+    next_line = 0
     if args.lines:
         first, last = _line_range(args.lines)
+        later = [o for o in operations if o.line > last]
         operations = [o for o in operations if first <= o.line <= last]
         source = f"{args.history} lines {args.lines}"
-    with open_store(args) as store:
+        if later:
+            # a history replayed in parts equals the whole: settle only up to the next line's time
+            settle_until, next_line = later[0].at, later[0].line
+    with open_store(args, write=True, create=True) as store:
+        if store.head and not args.append:
+            when = store.time_of(store.head)
+            raise UserError(
+                f"error: {store.url} already holds a cluster (positions 1-{store.head}, up to "
+                f"{when.isoformat().replace('+00:00', 'Z') if when else '-'}): pass --append to replay "
+                f"{args.history} on top of it, or choose a new store"
+            )
         try:
-            summary, engine = run(store, operations, settle_limit=settle_limit)
+            summary, engine = run(
+                store,
+                operations,
+                settle_limit=settle_limit,
+                settle_until=settle_until,
+                wait=args.wait,
+                description=f"kreplay replay {source}",
+                salt=f"feature-gates={args.feature_gates}",
+            )
         except Rejected as exc:
             raise UserError(f"error: {args.history}:{exc}") from None
         s = summary.settled
+        if summary.resumed_at:
+            out(f"resumed an interrupted run of {source} after its first {summary.resumed_at} operations")
         out(
             f"replayed {summary.operations} operations from {source}: "
             f"{summary.events} events (positions {summary.first_position}-{summary.last_position})"
             f" into {store.url}"
         )
         when = s.now.isoformat().replace("+00:00", "Z") if s.now else "-"
-        if s.at_rest:
+        if settle_until is not None and not s.at_rest:
+            until = settle_until.isoformat().replace("+00:00", "Z")
+            out(
+                f"cluster settled up to {until}, the time of line {next_line} (the next line not replayed; "
+                f"replay it with --lines {next_line}- --append): {_census(engine.cluster)}"
+            )
+        elif s.at_rest:
             out(f"cluster at rest at {when}: {_census(engine.cluster)}")
         else:
             nxt = s.next_timer.isoformat().replace("+00:00", "Z") if s.next_timer else "-"

@@ -4,7 +4,9 @@ kubectl's; status exits 1 while the rollout is unfinished."""
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 
+from engine.api.state import Cluster
 from engine.operations import Rejected, RolloutPause, RolloutResume, RolloutUndo
 from projections import cluster_state
 from replay.cli.common import (
@@ -22,7 +24,7 @@ from replay.session import run
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("rollout", parents=[parents.store, parents.namespace], help="rollout history, status, undo, pause and resume")
+    p = subparsers.add_parser("rollout", parents=[parents.store, parents.namespace, parents.write], help="rollout history, status, undo, pause and resume")
     p.add_argument("action", choices=["history", "status", "undo", "pause", "resume"])
     p.add_argument("target", metavar="KIND/NAME")
     p.add_argument("--revision", type=int, default=0)
@@ -36,7 +38,7 @@ PLURALS_OF = {"DaemonSet": "daemonsets.apps", "StatefulSet": "statefulsets.apps"
 def cmd_rollout(args: argparse.Namespace) -> int:
     kind, name = parse_kind_name(args.target)
     namespace = namespace_for(kind, args)
-    with open_store(args) as store:
+    with open_store(args, write=args.action in ("undo", "pause", "resume")) as store:
         cluster = cluster_state.load(store)
         workload = cluster.get(kind, namespace, name)
         if workload is None:
@@ -63,21 +65,26 @@ def cmd_rollout(args: argparse.Namespace) -> int:
             if workload.spec.paused == pausing:  # type: ignore[attr-defined]
                 out(f"{noun} already {args.action}d")  # an empty patch: kubectl says so, exit 0
                 return 0
-            at = cluster.now
-            assert at is not None
             change = RolloutPause if pausing else RolloutResume
             try:
-                run(store, [change(at=at, kind=kind, namespace=namespace, name=name, actor="kubectl")])
+                run(
+                    store,
+                    lambda head: [change(at=_now(head), kind=kind, namespace=namespace, name=name, actor="kubectl")],
+                    wait=args.wait,
+                    description=f"kreplay rollout {args.action} {args.target}",
+                )
             except Rejected as exc:
                 raise UserError(f"error: {exc.message}") from None
             out(f"{noun} {args.action}d")
         elif args.action == "undo":
-            at = cluster.now
-            assert at is not None
-            operation = RolloutUndo(at=at, kind=kind, namespace=namespace, name=name, to_revision=args.to_revision, actor="kubectl")
             before = workload
             try:
-                run(store, [operation])
+                run(
+                    store,
+                    lambda head: [RolloutUndo(at=_now(head), kind=kind, namespace=namespace, name=name, to_revision=args.to_revision, actor="kubectl")],
+                    wait=args.wait,
+                    description=f"kreplay rollout undo {args.target}",
+                )
             except Rejected as exc:
                 raise UserError(f"error: {exc.message}") from None
             after = cluster_state.load(store).get(kind, namespace, name)
@@ -89,3 +96,9 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         else:
             raise UsageError(f"unknown rollout action {args.action!r}")
     return 0
+
+
+def _now(cluster: Cluster) -> datetime:
+    """The store's current time, read under the write lock (the workload exists, so it is set)."""
+    assert cluster.now is not None
+    return cluster.now

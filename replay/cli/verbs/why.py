@@ -29,7 +29,11 @@ def cmd_why(args: argparse.Namespace) -> int:
     kind, name = parse_kind_name(args.target)
     namespace = namespace_for(kind, args)
     with open_store(args) as store:
-        cluster = cluster_state.load(store)
+        # only the object's own stream, unless the StatefulSet's blocker needs its pods
+        if kind == "StatefulSet":
+            cluster = cluster_state.load(store)
+        else:
+            cluster = cluster_state.objects(store, [(kind, namespace, name)])
         trail = audit_trail.load(store)
         text = explain(trail, cluster, kind, namespace, name)
         if text is None:
@@ -39,5 +43,4 @@ def cmd_why(args: argparse.Namespace) -> int:
         if stuck:
             text += f"\n\nnow ({cluster.now.isoformat().replace('+00:00', 'Z') if cluster.now else '-'}): {stuck}"
         out(text)
-        audit_trail.save(store, trail)
     return 0
