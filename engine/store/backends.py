@@ -456,6 +456,8 @@ class PostgresBackend(Backend):
         except psycopg.Error as exc:
             raise StoreError(f"error: cannot open store {url.display}: {_pg_message(exc)}") from None
         with self._errors():
+            if readonly:  # the server itself then refuses any write this connection tries
+                self.conn.execute("SET default_transaction_read_only = on")
             found = self.conn.execute(
                 "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'kreplay_meta'",
                 (url.schema,),

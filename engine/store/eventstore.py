@@ -141,7 +141,7 @@ class EventStore:
         meta = self._backend.meta()
         if meta.get("format") != FORMAT:
             found = meta.get("format", b"none").decode(errors="replace")
-            raise NotAStore(f"error: {self.url} holds store format {found!r}; this kreplay reads {FORMAT.decode()!r}")
+            raise NotAStore(f"error: {self.display_url} holds store format {found!r}; this kreplay reads {FORMAT.decode()!r}")
         try:
             self.head = int(meta.get("head", b"0"))
         except ValueError:
@@ -160,7 +160,7 @@ class EventStore:
                 raise CipherError("error: --encrypt applies when a write creates the store")
             if self._backend.max_position() or self._backend.event_count():
                 raise CipherError(
-                    f"error: {self.url} is not encrypted and already holds events: "
+                    f"error: {self.display_url} is not encrypted and already holds events: "
                     "--encrypt applies only to a new store"
                 )
             if not key:
@@ -171,14 +171,14 @@ class EventStore:
             self._meta["cipher"] = b""
             return
         if not key:
-            raise CipherError(f"error: {self.url} is encrypted: set ${CIPHER_KEY_ENV} to its key")
+            raise CipherError(f"error: {self.display_url} is encrypted: set ${CIPHER_KEY_ENV} to its key")
         self._cipher = _Cipher(key)
         try:
             ok = self._cipher.decrypt(check) == _CIPHER_CHECK
         except ValueError:
             ok = False
         if not ok:
-            raise CipherError(f"error: ${CIPHER_KEY_ENV} is not the key {self.url} was encrypted with")
+            raise CipherError(f"error: ${CIPHER_KEY_ENV} is not the key {self.display_url} was encrypted with")
 
     @property
     def encrypted(self) -> bool:
@@ -355,7 +355,7 @@ class EventStore:
     def writer(self, wait: bool = False) -> Writer:
         """Take the write lock (or raise StoreBusy; `wait=True` waits for it)."""
         if self.readonly:
-            raise StoreError(f"error: {self.url} was opened read-only")
+            raise StoreError(f"error: {self.display_url} was opened read-only")
         return Writer(self, wait)
 
     def append(self, events: Sequence[ev.Event]) -> None:
@@ -385,7 +385,7 @@ class EventStore:
 def interrupted_message(store: EventStore, run: RunRecord) -> str:
     return (
         f"error: an interrupted run ({run.description or 'a replay'}) left positions "
-        f"{run.base + 1}-{run.staged} unfinished in {store.url}: run the same command again to finish it, "
+        f"{run.base + 1}-{run.staged} unfinished in {store.display_url}: run the same command again to finish it, "
         "or `kreplay fsck --repair` to drop it; nothing was appended"
     )
 

@@ -29,7 +29,7 @@ _SSLMODES = {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"
 
 @dataclass(frozen=True)
 class StoreURL:
-    text: str
+    text: str = field(repr=False)  # may hold a password: messages use `display`
     scheme: str  # "sqlite", "memory" or "postgresql"
     path: str = ""  # sqlite
     name: str = ""  # memory: the shared in-process store's name ("" = private to one EventStore)

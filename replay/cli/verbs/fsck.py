@@ -28,7 +28,7 @@ def cmd_fsck(args: argparse.Namespace) -> int:
         return _verify_export(args.log)
     with open_store(args, write=args.repair) as store:
         report = store.fsck(repair=args.repair)
-        where = store.url
+        where = store.display_url
     if report.ok:
         extra = f", {report.staged} staged by an interrupted run (re-run it to finish, or fsck --repair)" if report.staged else ""
         out(f"{where}: ok: {report.events} events, head {report.head}, chain verified, {report.snapshots} snapshots verified{extra}")

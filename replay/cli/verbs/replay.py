@@ -57,7 +57,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if store.head and not args.append:
             when = store.time_of(store.head)
             raise UserError(
-                f"error: {store.url} already holds a cluster (positions 1-{store.head}, up to "
+                f"error: {store.display_url} already holds a cluster (positions 1-{store.head}, up to "
                 f"{when.isoformat().replace('+00:00', 'Z') if when else '-'}): pass --append to replay "
                 f"{args.history} on top of it, or choose a new store"
             )
@@ -79,7 +79,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         out(
             f"replayed {summary.operations} operations from {source}: "
             f"{summary.events} events (positions {summary.first_position}-{summary.last_position})"
-            f" into {store.url}"
+            f" into {store.display_url}"
         )
         when = s.now.isoformat().replace("+00:00", "Z") if s.now else "-"
         if settle_until is not None and not s.at_rest:
