@@ -90,7 +90,7 @@ def test_a_run_killed_at_any_commit_resumes_to_the_uninterrupted_log(store_url_a
                 pytest.skip("one store per backend URL: covered by the first kill point")
             seen: list[int] = []
 
-            def kill() -> None:
+            def kill(seen: list[int] = seen, kill_at: int = kill_at) -> None:
                 seen.append(1)
                 if len(seen) == kill_at:
                     raise Killed
