@@ -265,9 +265,11 @@ class SQLiteBackend(Backend):
                 )
             if exists:
                 _check_sqlite_header(url, path)
-            mode = "ro" if readonly else ("rw" if exists else "rwc")
+            else:
+                _create_sqlite_file(url, path)
+            mode = "ro" if readonly else "rw"
             uri = f"file:{quote(path)}?mode={mode}"
-            fresh = not exists
+            fresh = False
         try:
             self.conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=30)
         except sqlite3.Error as exc:
@@ -388,6 +390,37 @@ _BUSY = (
     "error: another writer holds the store's write lock; nothing was appended "
     "(pass --wait to wait for it to finish)"
 )
+
+
+def _create_sqlite_file(url: StoreURL, path: str) -> None:
+    """Make a new store file atomically: built under a temporary name, then linked into place,
+    so a process killed half-way never leaves an empty or half-made file where the store goes."""
+    tmp = f"{path}.creating-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        conn = sqlite3.connect(f"file:{quote(tmp)}?mode=rwc", uri=True, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in _SQLITE_DDL:
+                conn.execute(statement)
+            conn.execute("INSERT INTO kreplay_meta (key, value) VALUES ('format', ?)", (FORMAT,))
+            conn.execute("COMMIT")
+        finally:
+            conn.close()  # checkpoints and removes the -wal file: the main file holds it all
+        try:
+            os.link(tmp, path)  # fails if another process made the store first: use theirs
+        except FileExistsError:
+            pass
+    except sqlite3.Error as exc:
+        raise StoreError(f"error: cannot create store {url.text}: {exc}") from None
+    except OSError as exc:
+        raise StoreError(f"error: cannot create store {url.text}: {exc.strerror}") from None
+    finally:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(tmp + suffix)
+            except FileNotFoundError:
+                pass
 
 
 def _has_tables(conn: sqlite3.Connection) -> bool:
