@@ -9,6 +9,7 @@ without an interpreter start-up each) and run `kreplay`'s own `main`.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import random
@@ -23,11 +24,18 @@ from pathlib import Path
 import pytest
 
 from engine.store import EventStore
+from replay.cli import build_parser
 from tests.conftest import _drop_schema, postgres_up, store_url
 
 pytestmark = pytest.mark.processes
 
 TRIALS = 50
+
+# import everything a worker runs before forking, so no child pays for imports
+build_parser()
+importlib.import_module("engine.actors")
+for module in ("replay.printers.describe", "replay.printers.tables", "replay.printers.rollout"):
+    importlib.import_module(module)
 KILL_POINTS = 20
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
