@@ -284,7 +284,7 @@ def measure(scenario: Scenario, size: Size, repeat: int = 1, with_postgres: bool
             figures[READ_SQLITE] = t.figure(len(raw), READ_RUNS)
             count, t = timed(lambda: _read_decode(sqlite), READ_RUNS)
             figures[READ_DECODE_SQLITE] = t.figure(count, READ_RUNS)
-        count, t = timed(lambda: _append_batches(f"sqlite:{next(files)}", raw))
+        count, t = timed(functools.partial(_append_batches, f"sqlite:{next(files)}", raw))
         figures[APPEND_SQLITE] = t.figure(count)
         pg = postgres_url() if with_postgres else None
         if pg is not None:
