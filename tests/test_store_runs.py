@@ -76,6 +76,7 @@ def test_ctrl_c_part_way_leaves_the_log_as_it_was(store_url_any, monkeypatch):
 def test_a_run_killed_at_any_commit_resumes_to_the_uninterrupted_log(store_url_any, history, monkeypatch):
     operations = load_history(EXAMPLES / history)
     expected = reference(history)
+    monkeypatch.setattr(es, "SNAPSHOT_MIN_EVENTS", 20)  # resumes start from snapshots too
     # count the transactions an uninterrupted chunked run makes, then kill at each one
     calls: list[int] = []
     with EventStore("memory:") as probe:
@@ -101,6 +102,7 @@ def test_a_run_killed_at_any_commit_resumes_to_the_uninterrupted_log(store_url_a
                 run(store, operations, chunk_events=5)
             monkeypatch.undo()
             monkeypatch.setattr(backends, "BEFORE_COMMIT", None)
+            monkeypatch.setattr(es, "SNAPSHOT_MIN_EVENTS", 20)
         with EventStore(url) as store:
             assert store.fsck().ok, store.fsck().problems
             summary, _ = run(store, operations, chunk_events=5)
