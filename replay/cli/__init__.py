@@ -32,6 +32,8 @@ VERBS = (
     "log",
     "why",
     "fsck",
+    "serve",
+    "report",
 )
 
 
