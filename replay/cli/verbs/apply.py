@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import yaml
-
 from engine.api.objects import ObjectDecodeError, decode_object
 from engine.operations import Apply, Rejected
 from projections import cluster_state
 from replay.cli.common import Parents, Subparsers, UsageError, UserError, open_store, out
 from replay.history import parse_time
 from replay.printers import tables
+from replay.safeload import InputError, load_yaml_documents, located
 from replay.session import run
 
 
@@ -27,11 +26,11 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
 def cmd_apply(args: argparse.Namespace) -> int:
     path = Path(args.filename)
     try:
-        documents = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+        documents = load_yaml_documents(path.read_bytes(), str(path))
     except OSError as exc:
         raise UserError(f"error: {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise UserError(f"error: {path}: not valid YAML: {exc}") from None
+    except InputError as exc:
+        raise UserError(f"error: {exc}") from None
     with open_store(args) as store:
         cluster = cluster_state.load(store)
         try:
@@ -41,17 +40,20 @@ def cmd_apply(args: argparse.Namespace) -> int:
         if at is None:
             raise UserError("error: the store is empty, so there is no virtual time yet: pass --at 2026-11-20T10:00:00Z")
         operations = []
-        for i, doc in enumerate(documents, start=1):
+        by_line = {}
+        for doc in documents:
             try:
-                obj = decode_object(doc)
+                obj = decode_object(doc.data)
             except ObjectDecodeError as exc:
-                field = exc.path.removeprefix("$").removeprefix(".")
-                raise UserError(f"error: {path}: document {i}: {field + ': ' if field else ''}{exc.message}") from None
-            operations.append(Apply(at=at, object=obj, actor="kubectl", cause=args.cause or "", line=i))
+                raise UserError(f"error: {doc.error(exc.field, exc.message)}") from None
+            operations.append(Apply(at=at, object=obj, actor="kubectl", cause=args.cause or "", line=doc.line))
+            by_line[doc.line] = doc
         try:
             summary, engine = run(store, operations)
         except Rejected as exc:
-            raise UserError(f"error: {path}: document {exc.line}: {exc.field + ': ' if exc.field else ''}{exc.message}") from None
+            doc = by_line.get(exc.line)
+            line = doc.line_of(exc.field) if doc is not None else exc.line
+            raise UserError(f"error: {located(str(path), line, exc.field, exc.message)}") from None
         for operation in operations:
             obj = operation.object
             out(f"{tables.names([obj]).strip()} applied")

@@ -10,6 +10,7 @@ from engine.api.state import Cluster
 from engine.operations import Rejected
 from replay.cli.common import Parents, Subparsers, UsageError, UserError, open_store, out
 from replay.history import HistoryError, load_history, parse_duration
+from replay.safeload import located
 from replay.session import run
 
 
@@ -46,7 +47,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         try:
             summary, engine = run(store, operations, settle_limit=settle_limit)
         except Rejected as exc:
-            raise UserError(f"error: {args.history}:{exc}") from None
+            raise UserError(f"error: {located(args.history, exc.line, exc.field, exc.message)}") from None
         s = summary.settled
         out(
             f"replayed {summary.operations} operations from {source}: "
