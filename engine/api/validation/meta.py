@@ -8,9 +8,8 @@ LabelSelector and a label map in a message.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
-
 from datetime import datetime
+from typing import Any
 
 from engine.api.objects import LabelSelector, ObjectMeta, OwnerReference
 from engine.api.selectors import Selector, SelectorError, from_label_selector
