@@ -285,10 +285,10 @@ def _yaml_error(exc: Exception, source: str, line_offset: int = 0) -> InputError
     return InputError(line, "", f"not valid YAML: {text}", source)
 
 
-def _check_events(text: str, source: str) -> Iterator[tuple[int, int, int]]:
+def _check_events(text: str, source: str) -> Iterator[tuple[int, int, int, int]]:
     """Walk the YAML events once, before anything is built: nesting depth, expanded size with
     aliases counted, recursive anchors and duplicate keys. Yields each document's
-    (content line, start line, end offset) so documents can be located later."""
+    (content line, first line, start offset, end offset) so it can be located later."""
     import yaml
 
     base, _ = _loaders()
@@ -331,6 +331,9 @@ def _check_events(text: str, source: str) -> Iterator[tuple[int, int, int]]:
         frame.expect_key = True
         return False
 
+    scalar_event, alias_event = yaml.ScalarEvent, yaml.AliasEvent
+    mapping_start, sequence_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
+    ends = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     try:
         loader = base(text)
         try:
@@ -338,27 +341,24 @@ def _check_events(text: str, source: str) -> Iterator[tuple[int, int, int]]:
                 event = loader.get_event()
                 if event is None:
                     break
-                line = event.start_mark.line + 1 if event.start_mark is not None else 0
-                if isinstance(event, yaml.DocumentStartEvent):
-                    total, anchors, content_line = 0, {}, 0
-                    doc_start = (line, event.start_mark.index if event.start_mark is not None else 0)
-                elif isinstance(event, yaml.DocumentEndEvent):
-                    end = event.end_mark.index if event.end_mark is not None else len(text)
-                    yield content_line or doc_start[0], doc_start[1], end
-                elif isinstance(event, yaml.ScalarEvent | yaml.AliasEvent | yaml.MappingStartEvent | yaml.SequenceStartEvent):
+                kind = type(event)
+                if kind is scalar_event or kind is alias_event or kind is mapping_start or kind is sequence_start:
+                    line = event.start_mark.line + 1
                     if not stack and not content_line:
                         content_line = line
                     is_key = enter_value(stack[-1], getattr(event, "value", None), line) if stack else False
-                    if isinstance(event, yaml.AliasEvent):
+                    if kind is alias_event:
                         if any(f.anchor == event.anchor for f in stack):
                             raise InputError(line, path(), f"recursive YAML anchor &{event.anchor}: an alias may not refer to a node that contains it", source)
                         size = anchors.get(event.anchor, 0)
                         add(size, line)
                         if stack:
                             stack[-1].size += size
-                    elif isinstance(event, yaml.ScalarEvent):
+                    elif kind is scalar_event:
                         size = len(event.value) + 2
-                        add(size, line)
+                        total += size
+                        if total > MAX_DOCUMENT_BYTES:
+                            add(0, line)
                         if stack:
                             stack[-1].size += size
                         if event.anchor:
@@ -368,14 +368,21 @@ def _check_events(text: str, source: str) -> Iterator[tuple[int, int, int]]:
                             stack[-1].key = "?"
                         if len(stack) >= MAX_DEPTH:
                             raise InputError(line, _shown(path()), _too_deep(), source)
-                        stack.append(_Frame(event.anchor, isinstance(event, yaml.MappingStartEvent)))
+                        stack.append(_Frame(event.anchor, kind is mapping_start))
                         add(2, line)
-                elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+                elif kind in ends:
                     frame = stack.pop()
                     if frame.anchor:
                         anchors[frame.anchor] = frame.size
                     if stack:
                         stack[-1].size += frame.size
+                elif kind is yaml.DocumentStartEvent:
+                    total, anchors, content_line = 0, {}, 0
+                    mark = event.start_mark
+                    doc_start = (mark.line + 1, mark.index)
+                elif kind is yaml.DocumentEndEvent:
+                    end = event.end_mark.index if event.end_mark is not None else len(text)
+                    yield content_line or doc_start[0], doc_start[0], doc_start[1], end
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
@@ -396,10 +403,9 @@ def load_yaml_documents(data: bytes | str, source: str = "") -> list[Document]:
     except RecursionError:
         raise InputError(0, "", _too_deep(), source) from None
     documents = []
-    for index, ((line, start, end), value) in enumerate(zip(spans, values, strict=False), start=1):
+    for index, ((line, first_line, start, end), value) in enumerate(zip(spans, values, strict=False), start=1):
         if value is None:
             continue
-        first_line = text.count("\n", 0, start) + 1
         documents.append(Document(value, line, index, source, text[start:end], first_line))
     return documents
 
