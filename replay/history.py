@@ -190,8 +190,42 @@ def decode_line(text: str | bytes, number: int) -> AnyLine:
             message = f"{message}: expected one of {', '.join(OPS)}"
         if "missing required field `op`" in message:
             field, message = "op", f"required: one of {', '.join(OPS)}"
+        elif (m := re.fullmatch(r"Object missing required field `(.*)`", message)) is not None:
+            field, message = _child(field, m.group(1)), "required"
+        elif (m := re.fullmatch(r"Object contains unknown field `(.*)`", message)) is not None:
+            field = _child(field, m.group(1))
+            message = f'unknown field "{m.group(1)}"' + _expected_fields(raw, field)
         raise HistoryError(number, field, message) from None
     return line
+
+
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+_LINE_CLASSES = {cls.__struct_config__.tag: cls for cls in AnyLine.__args__}  # type: ignore[attr-defined]
+
+
+def _expected_fields(raw: Any, field: str) -> str:
+    """`(an advance line has: actor, at, cause, op)`, for an unknown field of a line."""
+    cls = _LINE_CLASSES.get(raw.get("op")) if isinstance(raw, dict) and "." not in field else None
+    if cls is None:
+        return ""
+    names = sorted({f.encode_name for f in msgspec.structs.fields(cls)} | {"op"})
+    article = "an" if raw["op"][0] in "aeiou" else "a"
+    return f" ({article} {raw['op']} line has: {', '.join(names)})"
+
+
+def locate(exc: op.Rejected, operations: Iterable[op.AnyOperation], source: str) -> HistoryError:
+    """An operation the engine refused, as the history's error: `FILE:LINE: field: message`,
+    the field of an `apply` line's manifest named under `object`."""
+    field = exc.field
+    for operation in operations:
+        if operation.line == exc.line:
+            if isinstance(operation, op.Apply) and field and field not in ("at",):
+                field = f"object.{field}"
+            break
+    return HistoryError(exc.line, field, exc.message, source)
 
 
 def _kind(value: str, field: str, number: int) -> str:

@@ -195,7 +195,7 @@ def load_json(text: str, line: int = 0, source: str = "") -> Any:
         if deep is not None:
             raise InputError(line, _shown(deep), _too_deep(), source)
     try:
-        return _STRICT.decode(text)
+        value = _STRICT.decode(text)
     except _Duplicate:
         at, key = _find_duplicate(_MARKING.decode(text))
         raise InputError(line, child(at, key), f'duplicate field "{key}"', source) from None
@@ -205,6 +205,31 @@ def load_json(text: str, line: int = 0, source: str = "") -> Any:
         raise InputError(line, "", f"not valid JSON: {exc}", source) from None
     except RecursionError:
         raise InputError(line, "", _too_deep(), source) from None
+    if "\\u" in text.lower():  # an escape may name a lone surrogate, which is not a character
+        at = _lone_surrogate(value)
+        if at is not None:
+            raise InputError(line, at, "a \\u escape names a lone UTF-16 surrogate, not a character: the text is not valid UTF-8", source)
+    return value
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    todo: list[tuple[Any, str]] = [(value, "")]
+    while todo:
+        item, at = todo.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return at
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                if not isinstance(k, str) or _lone_surrogate(k) is None:
+                    todo.append((v, child(at, k)))
+                else:
+                    return child(at, "?")
+        elif isinstance(item, list):
+            todo.extend((v, child(at, i)) for i, v in enumerate(item))
+    return None
 
 
 def _size(n: int) -> str:
@@ -276,10 +301,15 @@ class _Frame:
         self.index = -1
 
 
-def _yaml_error(exc: Exception, source: str, line_offset: int = 0) -> InputError:
+def _yaml_error(exc: Exception, source: str, text: str = "") -> InputError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    line = mark.line + 1 + line_offset if mark is not None else 0
-    problem = getattr(exc, "problem", None) or str(exc)
+    line = mark.line + 1 if mark is not None else 0
+    position = getattr(exc, "position", None)  # a ReaderError: a character YAML does not allow
+    if not line and isinstance(position, int) and text:
+        line = text.count("\n", 0, position) + 1
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if getattr(exc, "reason", None) and isinstance(getattr(exc, "character", None), str):
+        problem = f"unacceptable character #x{ord(exc.character):04x}: {exc.reason}"  # type: ignore[attr-defined]
     context = getattr(exc, "context", None)
     text = f"{context}: {problem}" if context and problem else problem
     return InputError(line, "", f"not valid YAML: {text}", source)
@@ -386,7 +416,7 @@ def _check_events(text: str, source: str) -> Iterator[tuple[int, int, int, int]]
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
-        raise _yaml_error(exc, source) from None
+        raise _yaml_error(exc, source, text) from None
 
 
 def load_yaml_documents(data: bytes | str, source: str = "") -> list[Document]:
@@ -397,9 +427,9 @@ def load_yaml_documents(data: bytes | str, source: str = "") -> list[Document]:
     spans = list(_check_events(text, source))
     _, loader_class = _loaders()
     try:
-        values = list(yaml.load_all(text, Loader=loader_class))
+        values = [_string_keys(v) for v in yaml.load_all(text, Loader=loader_class)]
     except yaml.YAMLError as exc:
-        raise _yaml_error(exc, source) from None
+        raise _yaml_error(exc, source, text) from None
     except RecursionError:
         raise InputError(0, "", _too_deep(), source) from None
     documents = []
@@ -408,6 +438,33 @@ def load_yaml_documents(data: bytes | str, source: str = "") -> list[Document]:
             continue
         documents.append(Document(value, line, index, source, text[start:end], first_line))
     return documents
+
+
+def _key_text(key: Any) -> Any:
+    # sigs.k8s.io/yaml's YAMLToJSON writes a non-string key as text: true, 1, null
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    if isinstance(key, int | float):
+        return str(key)
+    return key
+
+
+def _string_keys(value: Any) -> Any:
+    """A document with every mapping key a string, as kubectl turns YAML into JSON."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            if any(not isinstance(k, str) for k in item):
+                converted = {_key_text(k): v for k, v in item.items()}
+                item.clear()
+                item.update(converted)
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return value
 
 
 def _line_of(text: str, first_line: int, path: str) -> int:

@@ -69,7 +69,7 @@ Emit = Callable[..., ev.Event]
 
 
 def not_found(kind: str, name: str) -> Rejected:
-    return Rejected(f'{PLURALS.get(kind, kind.lower())} "{name}" not found')
+    return Rejected(f'{PLURALS.get(kind, kind.lower())} "{name}" not found', field="name")
 
 
 class ApiServer:
@@ -317,7 +317,7 @@ class ApiServer:
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
             raise Rejected(f"the JSON patch does not apply: {exc}", field="json") from None
         if not isinstance(body, dict):
-            raise Rejected("the patch must leave an object", field="merge")
+            raise Rejected("the patch must leave an object", field="json" if json_patch is not None else "merge")
         meta = body.get("metadata") or {}
         if not isinstance(meta, dict) or meta.get("name") != name or (
             kind not in CLUSTER_SCOPED and meta.get("namespace") != old.metadata.namespace

@@ -31,6 +31,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
         raise UserError(f"error: {path}: {exc.strerror}") from None
     except InputError as exc:
         raise UserError(f"error: {exc}") from None
+    if not documents:
+        raise UserError(f"error: {path}: no objects passed to apply")
     with open_store(args) as store:
         cluster = cluster_state.load(store)
         try:

@@ -9,8 +9,7 @@ from datetime import timedelta
 from engine.api.state import Cluster
 from engine.operations import Rejected
 from replay.cli.common import Parents, Subparsers, UsageError, UserError, open_store, out
-from replay.history import HistoryError, load_history, parse_duration
-from replay.safeload import located
+from replay.history import HistoryError, load_history, locate, parse_duration
 from replay.session import run
 
 
@@ -47,7 +46,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         try:
             summary, engine = run(store, operations, settle_limit=settle_limit)
         except Rejected as exc:
-            raise UserError(f"error: {located(args.history, exc.line, exc.field, exc.message)}") from None
+            raise UserError(f"error: {locate(exc, operations, args.history)}") from None
         s = summary.settled
         out(
             f"replayed {summary.operations} operations from {source}: "
