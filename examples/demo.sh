@@ -136,3 +136,33 @@ case "$WHAT" in
   all) daemonset; statefulset; deployment ;;
 esac
 say "The logs are in demo-*.db: kreplay log --store sqlite:demo-statefulset.db (or -o json), kreplay why KIND/NAME --store ..."
+
+# --- rollout reports, and kubectl pointed at a replay (kreplay report, kreplay serve) ---------
+reports() {
+  say "Rollout reports: one self-contained HTML page per seed (a timeline row per pod, unavailable and surge pods against the budget, every decision with its reason and trigger)"
+  local seed target ns
+  for spec in "daemonset ds/fluentd-elasticsearch kube-system" "statefulset sts/nginx-web default" "deployment deploy/web-app default"; do
+    read -r seed target ns <<< "$spec"
+    if [ "$WHAT" != all ] && [ "$WHAT" != "$seed" ]; then continue; fi
+    [ -f "demo-$seed.db" ] || continue
+    show report "$target" -n "$ns" --store "sqlite:demo-$seed.db" -o "demo-$seed-report.html"
+  done
+  say "Open them in any browser (no network needed), e.g. xdg-open demo-daemonset-report.html; -o report.md or -o json give the same facts as text"
+
+  local patch
+  patch=$("$KREPLAY" log --store sqlite:demo-daemonset.db 2>/dev/null | sed -n 's/^#\([0-9]*\) .* by kubectl (line 6) .*/\1/p' | head -n 1)
+  say "Point kubectl at a replay: kreplay serve is a read-only Kubernetes API server over a store"
+  cat <<HELP
+  In one terminal, serve the fluentd seed as it was when \`kubectl set image\` was applied
+  (log position ${patch:-N}), replaying what followed ten times faster than it happened:
+    $KREPLAY serve --store sqlite:demo-daemonset.db --position ${patch:-N} --speed 10x --kubeconfig demo-kubeconfig
+  In another, use the real kubectl (or any client library) against it:
+    export KUBECONFIG=\$PWD/demo-kubeconfig
+    kubectl get pods -n kube-system -w                              # the rollout, pod by pod
+    kubectl rollout status ds/fluentd-elasticsearch -n kube-system  # the article's progress lines
+    kubectl rollout history ds/fluentd-elasticsearch -n kube-system
+  Without --position the server follows the log's end; any position or time can be read with
+  kubectl --server http://127.0.0.1:8001/position/40 ...  or  .../at/2026-11-20T10:05:10Z ...
+HELP
+}
+reports

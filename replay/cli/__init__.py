@@ -31,6 +31,8 @@ VERBS = (
     "rollout",
     "log",
     "why",
+    "serve",
+    "report",
 )
 
 

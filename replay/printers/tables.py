@@ -395,6 +395,18 @@ _TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], _Row]] = {
 }
 
 
+def columns(kind: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """A kind's default columns and the ones `-o wide` adds, or None if it has no table here
+    (for the server's Table responses, which send both and mark the wide ones)."""
+    entry = _TABLES.get(kind)
+    return None if entry is None else (entry[0], entry[1])
+
+
+def cells(obj: KubeObject, now: datetime, *, wide: bool = True) -> list[str]:
+    """One object's row, as `table` prints it (the wide columns too, unless `wide=False`)."""
+    return _TABLES[kind_of(obj)][2](obj, now, wide)
+
+
 def _clean_cell(cell: str) -> str:
     # mirrors appendCellValue: a cell ends at its first line break, marked with "..."
     for i, ch in enumerate(cell):
