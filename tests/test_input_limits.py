@@ -11,7 +11,14 @@ import pytest
 from engine.api import schema
 from engine.api.objects import ObjectDecodeError, decode_object
 from replay.history import HistoryError, parse_duration, parse_lines, parse_time
-from replay.safeload import MAX_DEPTH, MAX_DOCUMENT_BYTES, InputError, load_json, load_yaml_documents, located
+from replay.safeload import (
+    MAX_DEPTH,
+    MAX_DOCUMENT_BYTES,
+    InputError,
+    load_json,
+    load_yaml_documents,
+    located,
+)
 
 AT = "2026-11-20T10:00:00Z"
 

@@ -75,20 +75,25 @@ class Scheduler:
                 return ()
             if isinstance(obj, Node):
                 # a node appeared or changed: a pending pod is looked at again only if the
-                # node fits it now, or rules it out for a reason its status does not name yet
-                # (each other node, unchanged, already ruled it out). Mirrors the plugins'
+                # node fits it now, rules it out for a reason its status does not name yet, or
+                # ruled it out for another reason before the change (each other node,
+                # unchanged, already ruled it out). Mirrors the plugins'
                 # queueing hints (isSchedulableAfterNodeChange of NodeAffinity, TaintToleration,
                 # NodeUnschedulable, NodeResourcesFit), and keeps 10,000 nodes added beside a
                 # pending pod linear instead of quadratic.
                 count = cluster.node_pod_count(obj.metadata.name)
+                old = before if isinstance(before, Node) else None
                 keys = []
                 for ns, name in sorted(cluster.unbound_pods):
                     pod = cluster.pod(ns, name)
                     if pod is None:
                         continue
                     reason = unfit_reason(pod, obj, count)
-                    if reason is None or reason not in stated_reasons(pod):
+                    stated = stated_reasons(pod)
+                    if reason is None or stated is None or reason not in stated:
                         keys.append(f"{ns}/{name}")
+                    elif old is not None and unfit_reason(pod, old, count) != reason:
+                        keys.append(f"{ns}/{name}")  # a reason it named may be gone now
                 return keys
         elif isinstance(event, ev.ObjectDeleted) and (
             event.kind == "Node" or (event.kind == "Pod" and event.node_name)
