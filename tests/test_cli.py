@@ -152,7 +152,7 @@ def test_an_invalid_manifest_in_apply_names_the_document_and_field(bare, tmp_pat
     manifest.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: ok}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: [1]}\n")
     code, _, err = kreplay(capsys, "apply", "-f", str(manifest), "--store", bare)
     assert code == 1
-    assert "document 2: metadata.name: Expected `str`" in err
+    assert "m.yaml:7: metadata.name: cannot unmarshal array into Go struct field ObjectMeta.metadata.name of type string" in err
 
 
 # --- the StatefulSet and Deployment seeds, step by step as `make demo` shows them ----------------

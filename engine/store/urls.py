@@ -91,7 +91,8 @@ def _parse_postgres(url: str) -> StoreURL:
         parsed = urlparse(url)
         port = parsed.port or 5432
     except ValueError as exc:
-        raise StoreError(f"error: invalid PostgreSQL URL: {exc}") from None
+        text = str(exc)
+        raise StoreError(f"error: invalid PostgreSQL URL: {text[:1].lower()}{text[1:]}") from None
     try:
         query = parse_qs(parsed.query, keep_blank_values=True, strict_parsing=bool(parsed.query))
     except ValueError:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import yaml
-
 from engine.api.objects import ObjectDecodeError, decode_object
 from engine.api.state import Cluster
 from engine.operations import Apply, Rejected
 from replay.cli.common import Parents, Subparsers, UsageError, UserError, open_store, out
 from replay.history import parse_time
 from replay.printers import tables
+from replay.safeload import InputError, load_yaml_documents, located
 from replay.session import run
 
 
@@ -27,18 +26,21 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
 def cmd_apply(args: argparse.Namespace) -> int:
     path = Path(args.filename)
     try:
-        documents = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+        documents = load_yaml_documents(path.read_bytes(), str(path))
     except OSError as exc:
         raise UserError(f"error: {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise UserError(f"error: {path}: not valid YAML: {exc}") from None
+    except InputError as exc:
+        raise UserError(f"error: {exc}") from None
+    if not documents:
+        raise UserError(f"error: {path}: no objects passed to apply")
     objects = []
-    for i, doc in enumerate(documents, start=1):
+    by_line = {}
+    for doc in documents:
         try:
-            objects.append(decode_object(doc))
+            objects.append((doc.line, decode_object(doc.data)))
         except ObjectDecodeError as exc:
-            field = exc.path.removeprefix("$").removeprefix(".")
-            raise UserError(f"error: {path}: document {i}: {field + ': ' if field else ''}{exc.message}") from None
+            raise UserError(f"error: {doc.error(exc.field, exc.message)}") from None
+        by_line[doc.line] = doc
     try:
         fixed_at = parse_time(args.at) if args.at else None
     except ValueError as exc:
@@ -49,13 +51,15 @@ def cmd_apply(args: argparse.Namespace) -> int:
         at = fixed_at or cluster.now
         if at is None:
             raise UserError("error: the store is empty, so there is no virtual time yet: pass --at 2026-11-20T10:00:00Z")
-        return [Apply(at=at, object=obj, actor="kubectl", cause=args.cause or "", line=i) for i, obj in enumerate(objects, start=1)]
+        return [Apply(at=at, object=obj, actor="kubectl", cause=args.cause or "", line=line) for line, obj in objects]
 
     with open_store(args, write=True) as store:
         try:
             run(store, operations_at_head, wait=args.wait, description=f"kreplay apply -f {path}")
         except Rejected as exc:
-            raise UserError(f"error: {path}: document {exc.line}: {exc.field + ': ' if exc.field else ''}{exc.message}") from None
-        for obj in objects:
+            doc = by_line.get(exc.line)
+            line = doc.line_of(exc.field) if doc is not None else exc.line
+            raise UserError(f"error: {located(str(path), line, exc.field, exc.message)}") from None
+        for _, obj in objects:
             out(f"{tables.names([obj]).strip()} applied")
     return 0

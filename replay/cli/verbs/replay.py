@@ -9,7 +9,7 @@ from datetime import timedelta
 from engine.api.state import Cluster
 from engine.operations import Rejected
 from replay.cli.common import Parents, Subparsers, UsageError, UserError, open_store, out
-from replay.history import HistoryError, load_history, parse_duration
+from replay.history import HistoryError, load_history, locate, parse_duration
 from replay.session import run
 
 
@@ -72,7 +72,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 salt=f"feature-gates={args.feature_gates}",
             )
         except Rejected as exc:
-            raise UserError(f"error: {args.history}:{exc}") from None
+            raise UserError(f"error: {locate(exc, operations, args.history)}") from None
         s = summary.settled
         if summary.resumed_at:
             out(f"resumed an interrupted run of {source} after its first {summary.resumed_at} operations")
