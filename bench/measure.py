@@ -30,6 +30,9 @@ T = TypeVar("T")
 
 # figure names, in the order the table shows them
 REPLAY_SQLITE = "replay-sqlite"
+REPLAY_POSTGRES = "replay-postgres"
+APPEND_SQLITE = "append-1000-sqlite"
+READ_DECODE_SQLITE = "read-decode-sqlite"
 REPLAY_MEMORY = "replay-memory"
 REBUILD_SQLITE = "rebuild-sqlite"
 REBUILD_MEMORY = "rebuild-memory"
@@ -38,6 +41,9 @@ FLOOR = "decode-floor"
 
 LABELS = {
     REPLAY_SQLITE: "sqlite replay",
+    REPLAY_POSTGRES: "postgres replay",
+    APPEND_SQLITE: "sqlite append by 1,000",
+    READ_DECODE_SQLITE: "sqlite read+decode",
     REPLAY_MEMORY: "memory replay",
     REBUILD_SQLITE: "sqlite cold rebuild",
     REBUILD_MEMORY: "memory cold rebuild",
@@ -183,6 +189,48 @@ def _rebuild(store: EventStore, runs: int) -> Figure:
     return t.figure(cluster.position, runs)
 
 
+def _append_batches(url: str, raw: list[bytes], batch: int = 1_000) -> int:
+    """The same events appended to a fresh store in batches: the replay's store-side ceiling."""
+    events = [DECODER.decode(data) for data in raw]
+    with EventStore(url) as store:
+        for i in range(0, len(events), batch):
+            store.append(events[i : i + batch])
+    return len(events)
+
+
+def _read_decode(store: EventStore) -> int:
+    """Read every stored event (chain verified) and decode it: what a cold rebuild reads."""
+    count = 0
+    for _ in store.read():
+        count += 1
+    return count
+
+
+def postgres_url() -> str | None:
+    """A fresh schema on the local PostgreSQL server, or None when it is not reachable."""
+    import os
+    import uuid
+
+    base = os.environ.get("KREPLAY_BENCH_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+    try:
+        import psycopg
+
+        with psycopg.connect("host=127.0.0.1 port=5432 dbname=test user=postgres", connect_timeout=3):
+            pass
+    except Exception:
+        return None
+    return f"{base}?schema=kreplay_bench_{uuid.uuid4().hex[:12]}"
+
+
+def drop_postgres(url: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    schema = url.split("schema=")[1]
+    with psycopg.connect("host=127.0.0.1 port=5432 dbname=test user=postgres", autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
 def _decode_all(raw: list[bytes]) -> int:
     decode = DECODER.decode
     for data in raw:
@@ -209,7 +257,7 @@ def warm_up(scenario: Scenario) -> None:
                 _decode_all(list(store.read_raw()))
 
 
-def measure(scenario: Scenario, size: Size, repeat: int = 1) -> SizeResult:
+def measure(scenario: Scenario, size: Size, repeat: int = 1, with_postgres: bool = True) -> SizeResult:
     """Every figure for one size. Replays and rebuilds are best of `repeat`; the cheap raw read
     and decode floor are always best of several.
 
@@ -234,6 +282,17 @@ def measure(scenario: Scenario, size: Size, repeat: int = 1) -> SizeResult:
             figures[REBUILD_SQLITE] = _rebuild(sqlite, repeat)
             raw, t = timed(lambda: list(sqlite.read_raw()), READ_RUNS)
             figures[READ_SQLITE] = t.figure(len(raw), READ_RUNS)
+            count, t = timed(lambda: _read_decode(sqlite), READ_RUNS)
+            figures[READ_DECODE_SQLITE] = t.figure(count, READ_RUNS)
+        count, t = timed(functools.partial(_append_batches, f"sqlite:{next(files)}", raw))
+        figures[APPEND_SQLITE] = t.figure(count)
+        pg = postgres_url() if with_postgres else None
+        if pg is not None:
+            try:
+                figures[REPLAY_POSTGRES], postgres, _ = _replay(lambda: EventStore(pg), build, 1)
+                postgres.close()
+            finally:
+                drop_postgres(pg)
     result.log_bytes = sum(len(data) for data in raw)
     count, t = timed(functools.partial(_decode_all, raw), FLOOR_RUNS)
     figures[FLOOR] = t.figure(count, FLOOR_RUNS)

@@ -10,7 +10,18 @@ from typing import Any
 
 import msgspec
 
-from bench.measure import FLOOR, LABELS, REPLAY_SQLITE, SCALING, Figure, SizeResult
+from bench.measure import (
+    APPEND_SQLITE,
+    FLOOR,
+    LABELS,
+    READ_DECODE_SQLITE,
+    REBUILD_SQLITE,
+    REPLAY_POSTGRES,
+    REPLAY_SQLITE,
+    SCALING,
+    Figure,
+    SizeResult,
+)
 from bench.scenarios import Scenario
 
 # ways to count the cost of one event when comparing sizes
@@ -89,6 +100,20 @@ def size_table(result: SizeResult) -> list[str]:
         f"{result.log_bytes / max(1, floor.events):,.0f} B/event; "
         f"sqlite and memory logs byte-identical: {'yes' if result.same_log else 'NO'}"
     )
+    f = result.figures
+    goals = []
+    if APPEND_SQLITE in f:
+        goals.append(
+            f"replay / append by 1,000 = {f[REPLAY_SQLITE].per_second / f[APPEND_SQLITE].per_second:.2f}x (goal >= 0.50)"
+        )
+    if READ_DECODE_SQLITE in f:
+        goals.append(
+            f"cold rebuild / read+decode = {f[REBUILD_SQLITE].per_second / f[READ_DECODE_SQLITE].per_second:.2f}x (goal >= 0.60)"
+        )
+    if REPLAY_POSTGRES in f:
+        goals.append(f"postgres / sqlite replay = {f[REPLAY_POSTGRES].per_second / f[REPLAY_SQLITE].per_second:.2f}x")
+    if goals:
+        lines.append("  store: " + "; ".join(goals))
     if result.virtual_seconds > 0:
         replay = result.figures[REPLAY_SQLITE]
         lines.append(

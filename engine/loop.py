@@ -10,7 +10,7 @@ fixed order, keys sorted), so the log never depends on hash seeds or timing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -76,6 +76,9 @@ class Engine:
         self.now: datetime | None = self.cluster.now
         self.events: list[ev.Event] = []
         self.api = ApiServer(self.cluster, self._emit, self._clock)
+        # called whenever the loop is at rest between two timer instants (nothing dirty): the
+        # session appends a chunk there, a point a later run can resume from
+        self.at_rest: Callable[[], None] | None = None
 
     def _clock(self) -> datetime:
         assert self.now is not None, "no operation has set the virtual clock yet"
@@ -127,6 +130,8 @@ class Engine:
             if owner in self.dirty:
                 self.dirty[owner][key] = fired.position
         self.settle()
+        if self.at_rest is not None:
+            self.at_rest()
 
     # --- the loop ------------------------------------------------------------------------------
 
@@ -256,11 +261,13 @@ class Engine:
                 raise
             self.settle()
 
-    def finish(self) -> Settled:
-        """Keep advancing virtual time to the next due timer until the cluster is at rest."""
+    def finish(self, bound: datetime | None = None) -> Settled:
+        """Keep advancing virtual time to the next due timer until the cluster is at rest, or
+        until `bound` (default: the settle limit after now)."""
         if self.now is None:
             return Settled(at_rest=True, now=None)
-        bound = self.now + self.settle_limit
+        if bound is None:
+            bound = self.now + self.settle_limit
         while (due := self.cluster.next_timer()) is not None and due <= bound:
             self._fire(due)
         due = self.cluster.next_timer()

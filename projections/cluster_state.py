@@ -1,32 +1,52 @@
 """The cluster-state read model: every object by kind, namespace and name.
 
-It is the engine's own fold (`engine.api.state.Cluster`) kept beside the log as a snapshot with the
-position it has reached; reading it resumes from there instead of folding the whole log again.
+It is the engine's own fold (`engine.api.state.Cluster`); the store keeps snapshots of it at
+intervals and `EventStore.cluster_at` catches the newest one up with the (verified) log. Reading
+never writes: snapshots are taken by writers only.
 """
 
 from __future__ import annotations
 
-from engine.api.state import Cluster
+from collections.abc import Iterable
+
+from engine import events as ev
+from engine.api.state import Cluster, ObjectKey
 from engine.store import EventStore
 
 NAME = "cluster-state"
 
 
+def load(store: EventStore) -> Cluster:
+    """The cluster as of the last committed event."""
+    return store.cluster_at()
+
+
+def at(store: EventStore, position: int) -> Cluster:
+    """The cluster as it was right after `position` (time travel)."""
+    return store.cluster_at(position)
+
+
 def rebuild(store: EventStore, after: Cluster | None = None) -> Cluster:
-    """Fold the log into `after` (or an empty cluster) up to its last event."""
+    """Fold the log into `after` (or an empty cluster) up to its last event, ignoring snapshots."""
     cluster = after if after is not None else Cluster()
     for event in store.read(after=cluster.position):
         cluster.evolve(event)
     return cluster
 
 
-def load(store: EventStore) -> Cluster:
-    """The cluster as of the last event: the stored snapshot caught up with the log."""
-    snap = store.load_snapshot(NAME)
-    cluster = Cluster.restore(snap[1]) if snap else Cluster()
-    return rebuild(store, cluster)
-
-
-def save(store: EventStore, cluster: Cluster) -> None:
-    """Remember how far the projection has come (a no-op if the stored one is as new)."""
-    store.save_snapshot(NAME, cluster.position, cluster.snapshot())
+def objects(store: EventStore, keys: Iterable[ObjectKey], position: int | None = None) -> Cluster:
+    """A cluster holding only the objects named (as of `position`, default the head), each read
+    from its own stream, with the clock and position of the whole log: for reads about a few
+    objects (`why`, `describe pod`) that must not fold the whole log."""
+    end = store.head if position is None else position
+    last: list[ev.AnyEvent] = []
+    for kind, namespace, name in sorted(set(keys)):
+        stream = store.stream(kind, namespace, name, upto=end)
+        if stream:
+            last.append(stream[-1])
+    cluster = Cluster()
+    for event in sorted(last, key=lambda e: e.position):
+        cluster.evolve(event)
+    cluster.position = end
+    cluster.now = store.time_of(end) if end else None
+    return cluster

@@ -3,14 +3,16 @@
 `load_history` reads every line into a typed line Struct (our format: unknown fields are
 errors), then into the engine's operations with kinds resolved, manifests decoded and times
 checked. The first problem raises `HistoryError` naming the line, the field and what was
-expected; nothing is returned for a file with any error.
+expected (`FILE:LINE: field: message`); nothing is returned for a file with any error. Lines are
+read by `replay.safeload`, within its limits (size, nesting, duplicate keys); times and
+durations are bounded here so that no delay the engine schedules can overflow a date.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,21 +22,11 @@ from engine import operations as op
 from engine.api.objects import CLUSTER_SCOPED, ObjectDecodeError, decode_object
 from engine.events import KubeletPolicy
 from replay.kinds import UnknownKind, resolve
+from replay.safeload import InputError, decode_text, load_json
 
 
-class HistoryError(Exception):
-    def __init__(self, line: int, field: str, message: str, source: str = "") -> None:
-        super().__init__(message)
-        self.line = line
-        self.field = field
-        self.message = message
-        self.source = source
-
-    def __str__(self) -> str:
-        where = f"{self.source}:" if self.source else ""
-        where += f"{self.line}: " if self.line else " " if self.source else ""
-        field = f"{self.field}: " if self.field else ""
-        return f"{where}{field}{self.message}"
+class HistoryError(InputError):
+    """A history that is refused: `FILE:LINE: field: message`."""
 
 
 class Line(msgspec.Struct, tag_field="op", forbid_unknown_fields=True, kw_only=True, rename="camel"):
@@ -119,7 +111,6 @@ AnyLine = (
     | AdvanceLine
 )
 OPS = sorted(cls.__struct_config__.tag for cls in AnyLine.__args__)  # type: ignore[attr-defined]
-_DECODER = msgspec.json.Decoder(AnyLine)
 # built at import: it keeps making real datetimes even where a test swaps the class out
 _TIME = msgspec.json.Decoder(datetime)
 
@@ -127,9 +118,20 @@ _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
+# Go's time.Duration is int64 nanoseconds: ParseDuration refuses anything longer
+MAX_DURATION_SECONDS = (2**63 - 1) / 1e9
+MAX_DURATION_TEXT = "2562047h47m16.854775807s"
+# Virtual time stays within these, so that any delay the engine schedules from it (at most
+# MAX_DURATION, 292 years) still names a date in year 9999 or before, the last an RFC 3339 time
+# (and Go's metav1.Time) can write; the earliest leaves room for any zone offset.
+EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+MAX_INT32 = 2**31 - 1
+
 
 def parse_duration(text: str) -> float:
-    """Go's time.ParseDuration (`500ms`, `10s`, `1h30m`) in seconds; ValueError otherwise."""
+    """Go's time.ParseDuration (`500ms`, `10s`, `1h30m`) in seconds; ValueError otherwise,
+    including a duration longer than Go's longest (2562047h47m16.854775807s)."""
     if text in ("0", ""):
         return 0.0
     pos, total = 0, 0.0
@@ -140,15 +142,32 @@ def parse_duration(text: str) -> float:
         pos = m.end()
     if pos != len(text) or pos == 0:
         raise ValueError(f"invalid duration {text!r}: expected e.g. 500ms, 10s, 5m, 1h30m")
+    if total > MAX_DURATION_SECONDS:
+        raise ValueError(
+            f"invalid duration {text!r}: longer than {MAX_DURATION_TEXT}, the longest duration "
+            "Kubernetes (Go's time.Duration) can hold"
+        )
     return total
 
 
 def parse_time(text: str) -> datetime:
+    """An RFC 3339 time with a zone, between EARLIEST and LATEST; ValueError otherwise."""
     if not _RFC3339.match(text):
         raise ValueError(
             f"invalid time {text!r}: expected RFC 3339 with a zone, e.g. 2026-11-20T10:00:00Z"
         )
-    return _TIME.decode(msgspec.json.encode(text.replace("z", "Z").replace("t", "T")))
+    try:
+        at: datetime = _TIME.decode(msgspec.json.encode(text.replace("z", "Z").replace("t", "T")))
+    except msgspec.ValidationError:
+        raise ValueError(f"invalid time {text!r}: not a date and time that exists") from None
+    if not EARLIEST <= at < LATEST:
+        raise ValueError(
+            f"time {text!r} is out of range: kreplay takes times from "
+            f"{EARLIEST.isoformat().replace('+00:00', 'Z')} up to (not including) "
+            f"{LATEST.isoformat().replace('+00:00', 'Z')}, so that every delay it may schedule "
+            "(up to 292 years, the longest Kubernetes duration) stays within year 9999"
+        )
+    return at
 
 
 def _field_of(path: str) -> str:
@@ -156,8 +175,14 @@ def _field_of(path: str) -> str:
 
 
 def decode_line(text: str | bytes, number: int) -> AnyLine:
+    if isinstance(text, bytes):
+        text = decode_text(text)
     try:
-        line: AnyLine = _DECODER.decode(text)
+        raw = load_json(text, number)
+    except InputError as exc:
+        raise HistoryError(exc.line, exc.field, exc.message) from None
+    try:
+        line: AnyLine = msgspec.convert(raw, AnyLine)
     except msgspec.ValidationError as exc:
         message, _, path = str(exc).partition(" - at `")
         field = _field_of(path.rstrip("`"))
@@ -165,10 +190,42 @@ def decode_line(text: str | bytes, number: int) -> AnyLine:
             message = f"{message}: expected one of {', '.join(OPS)}"
         if "missing required field `op`" in message:
             field, message = "op", f"required: one of {', '.join(OPS)}"
+        elif (m := re.fullmatch(r"Object missing required field `(.*)`", message)) is not None:
+            field, message = _child(field, m.group(1)), "required"
+        elif (m := re.fullmatch(r"Object contains unknown field `(.*)`", message)) is not None:
+            field = _child(field, m.group(1))
+            message = f'unknown field "{m.group(1)}"' + _expected_fields(raw, field)
         raise HistoryError(number, field, message) from None
-    except msgspec.DecodeError as exc:
-        raise HistoryError(number, "", f"not a JSON object on one line: {exc}") from None
     return line
+
+
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+_LINE_CLASSES = {cls.__struct_config__.tag: cls for cls in AnyLine.__args__}  # type: ignore[attr-defined]
+
+
+def _expected_fields(raw: Any, field: str) -> str:
+    """`(an advance line has: actor, at, cause, op)`, for an unknown field of a line."""
+    cls = _LINE_CLASSES.get(raw.get("op")) if isinstance(raw, dict) and "." not in field else None
+    if cls is None:
+        return ""
+    names = sorted({f.encode_name for f in msgspec.structs.fields(cls)} | {"op"})
+    article = "an" if raw["op"][0] in "aeiou" else "a"
+    return f" ({article} {raw['op']} line has: {', '.join(names)})"
+
+
+def locate(exc: op.Rejected, operations: Iterable[op.AnyOperation], source: str) -> HistoryError:
+    """An operation the engine refused, as the history's error: `FILE:LINE: field: message`,
+    the field of an `apply` line's manifest named under `object`."""
+    field = exc.field
+    for operation in operations:
+        if operation.line == exc.line:
+            if isinstance(operation, op.Apply) and field and field not in ("at",):
+                field = f"object.{field}"
+            break
+    return HistoryError(exc.line, field, exc.message, source)
 
 
 def _kind(value: str, field: str, number: int) -> str:
@@ -199,8 +256,7 @@ def to_operation(line: AnyLine, number: int) -> op.AnyOperation:
             try:
                 obj = decode_object(line.object)
             except ObjectDecodeError as exc:
-                field = "object" + (f".{_field_of(exc.path)}" if _field_of(exc.path) else "")
-                raise HistoryError(number, field, exc.message) from None
+                raise HistoryError(number, f"object.{exc.field}" if exc.field else "object", exc.message) from None
             return op.Apply(object=obj, **common)
         case PatchLine():
             if (line.merge is None) == (line.json_ is None):
@@ -213,6 +269,9 @@ def to_operation(line: AnyLine, number: int) -> op.AnyOperation:
         case ScaleLine():
             if line.replicas < 0:
                 raise HistoryError(number, "replicas", f"must be greater than or equal to 0, got {line.replicas}")
+            if line.replicas > MAX_INT32:
+                # the scale subresource's spec.replicas is an int32, as the workloads' are
+                raise HistoryError(number, "replicas", f"Invalid value: {line.replicas}: must be no more than {MAX_INT32} (spec.replicas is a 32-bit integer)")
             return op.Scale(replicas=line.replicas, **target, **common)
         case RolloutUndoLine():
             if target["kind"] not in ("DaemonSet", "StatefulSet", "Deployment"):
@@ -276,7 +335,7 @@ def _pod_status(line: PodStatusLine, number: int, common: dict[str, Any]) -> op.
     )
 
 
-def parse_lines(lines: Iterable[tuple[int, bytes]], source: str = "") -> list[op.AnyOperation]:
+def parse_lines(lines: Iterable[tuple[int, bytes | str]], source: str = "") -> list[op.AnyOperation]:
     """Decode numbered lines; times must not go backwards through the file."""
     out: list[op.AnyOperation] = []
     last: datetime | None = None
@@ -303,16 +362,14 @@ def load_history(path: str | Path) -> list[op.AnyOperation]:
         data = p.read_bytes()
     except OSError as exc:
         raise HistoryError(0, "", f"cannot read history: {exc.strerror}", source=str(p)) from None
-    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark, as some editors write one
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise HistoryError(line, "", "not UTF-8", source=str(p)) from None
+        text = decode_text(data)
+    except InputError as exc:
+        raise HistoryError(exc.line, exc.field, exc.message, source=str(p)) from None
     try:
-        return parse_lines(enumerate(data.split(b"\n"), start=1), source=str(p))
+        return parse_lines(enumerate(text.split("\n"), start=1), source=str(p))
     except HistoryError as exc:
-        first = next((n for n, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()), 0)
-        if exc.line == first and data.lstrip().startswith(b"["):
+        first = next((n for n, raw in enumerate(text.split("\n"), start=1) if raw.strip()), 0)
+        if exc.line == first and text.lstrip().startswith("["):
             exc.message += " (a history is JSON Lines: one JSON object per line, not a JSON array)"
         raise

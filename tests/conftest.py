@@ -36,6 +36,10 @@ def store_url(backend: str, tmp_path) -> str:
     return f"{PG_URL}?schema={schema}"
 
 
+def postgres_up() -> bool:
+    return _postgres_up()
+
+
 def _drop_schema(url: str) -> None:
     import psycopg
 
@@ -56,6 +60,10 @@ def store_url_any(request, tmp_path) -> Iterator[str]:
     yield url
     if backend == "postgresql":
         _drop_schema(url)
+    elif backend == "memory":
+        from engine.store.backends import forget_memory
+
+        forget_memory(url.removeprefix("memory:"))
 
 
 @pytest.fixture

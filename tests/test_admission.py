@@ -1563,3 +1563,108 @@ def test_a_second_template_change_counts_on_from_the_stored_generations() -> Non
         (4, "3"),
     ]
     assert to_builtins(fourth)["metadata"]["generation"] == 4
+
+
+# --- the checks the hostile-input work added ------------------------------------------------------
+
+PORT_RANGE = "must be between 1 and 65535, inclusive"
+AFFINITY = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+
+
+def _required_terms(*terms: dict[str, Any]) -> dict[str, Any]:
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}}
+
+
+@pytest.mark.parametrize(
+    "raw, errors",
+    [
+        # TestValidateContainerPorts (pkg/apis/core/validation/validation_test.go)
+        pytest.param(pod(spec__containers=[{"name": "c", "image": "i", "ports": [{"containerPort": 80, "name": "http"}, {"containerPort": 53, "protocol": "UDP"}, {"containerPort": 85, "protocol": "SCTP"}]}]), [], id="TestValidateContainerPorts: valid ports and protocols"),
+        pytest.param(pod(spec__containers=[{"name": "c", "image": "i", "ports": [{"containerPort": 70000}]}]), [f"spec.containers[0].ports[0].containerPort: Invalid value: 70000: {PORT_RANGE}"], id="TestValidateContainerPorts: invalid container port"),
+        pytest.param(pod(spec__containers=[{"name": "c", "image": "i", "ports": [{"containerPort": 0}]}]), ["spec.containers[0].ports[0].containerPort: Required value"], id="TestValidateContainerPorts: zero container port"),
+        pytest.param(pod(spec__containers=[{"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 65536}]}]), [f"spec.containers[0].ports[0].hostPort: Invalid value: 65536: {PORT_RANGE}"], id="TestValidateContainerPorts: invalid host port"),
+        pytest.param(pod(spec__containers=[{"name": "c", "image": "i", "ports": [{"containerPort": 80, "protocol": "kubelet"}]}]), ['spec.containers[0].ports[0].protocol: Unsupported value: "kubelet": supported values: "SCTP", "TCP", "UDP"'], id="TestValidateContainerPorts: invalid protocol"),
+        pytest.param(pod(spec__containers=[{"name": "c", "image": "i", "ports": [{"containerPort": 80, "name": "p"}, {"containerPort": 81, "name": "p"}]}]), ['spec.containers[0].ports[1].name: Duplicate value: "p"'], id="TestValidateContainerPorts: name not unique"),
+        pytest.param(pod(spec__containers=[{"name": "c", "image": "i", "ports": [{"containerPort": 80, "name": "12345"}]}]), ['spec.containers[0].ports[0].name: Invalid value: "12345": must contain at least one letter (a-z)'], id="TestValidateContainerPorts: name must contain a letter"),
+        # TestValidateAffinity / the node-selector rows of TestValidatePodSpec
+        pytest.param(pod(spec__affinity=_required_terms()), [f"{AFFINITY}.nodeSelectorTerms: Required value: must have at least one node selector term"], id="TestValidateAffinity: empty nodeSelectorTerms is invalid"),
+        pytest.param(pod(spec__affinity=_required_terms({"matchExpressions": [{"key": "k", "operator": "Near", "values": ["v"]}]})), [f'{AFFINITY}.nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: "Near": not a valid selector operator'], id="TestValidateAffinity: invalid operator"),
+        pytest.param(pod(spec__affinity=_required_terms({"matchExpressions": [{"key": "k", "operator": "In"}]})), [f"{AFFINITY}.nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"], id="TestValidateAffinity: In needs values"),
+        pytest.param(pod(spec__affinity=_required_terms({"matchExpressions": [{"key": "k", "operator": "Exists", "values": ["v"]}]})), [f"{AFFINITY}.nodeSelectorTerms[0].matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"], id="TestValidateAffinity: Exists takes no values"),
+        pytest.param(pod(spec__affinity=_required_terms({"matchExpressions": [{"key": "k", "operator": "Gt", "values": ["1", "2"]}]})), [f"{AFFINITY}.nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be specified single value when `operator` is 'Lt' or 'Gt'"], id="TestValidateAffinity: Gt takes one value"),
+        pytest.param(pod(spec__affinity=_required_terms({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["host1"]}]})), [], id="TestValidateNodeFieldSelectorRequirement: metadata.name In one value"),
+        pytest.param(pod(spec__affinity=_required_terms({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["host1", "host2"]}]})), [f"{AFFINITY}.nodeSelectorTerms[0].matchFields[0].values: Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector"], id="TestValidateNodeFieldSelectorRequirement: two values"),
+        pytest.param(pod(spec__affinity=_required_terms({"matchFields": [{"key": "metadata.name", "operator": "Exists"}]})), [f'{AFFINITY}.nodeSelectorTerms[0].matchFields[0].operator: Invalid value: "Exists": not a valid selector operator'], id="TestValidateNodeFieldSelectorRequirement: Exists is not an operator for fields"),
+        pytest.param(pod(spec__affinity=_required_terms({"matchFields": [{"key": "metadata.namespace", "operator": "In", "values": ["ns"]}]})), [f'{AFFINITY}.nodeSelectorTerms[0].matchFields[0].key: Invalid value: "metadata.namespace": not a valid field selector key'], id="TestValidateNodeFieldSelectorRequirement: only metadata.name"),
+        pytest.param(pod(spec__affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 101, "preference": {"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}}]}}), ["spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 101: must be in the range 1-100"], id="TestValidatePreferredSchedulingTerms: weight out of range"),
+        # TestValidateObjectMetaOwnerReferences (apimachinery/pkg/api/validation/objectmeta_test.go)
+        pytest.param(pod(metadata__ownerReferences=[{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "1"}]), [], id="TestValidateObjectMetaOwnerReferences: simple success"),
+        pytest.param(pod(metadata__ownerReferences=[{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs"}]), ['metadata.ownerReferences.uid: Invalid value: "": must not be empty'], id="TestValidateObjectMetaOwnerReferences: missing uid"),
+        pytest.param(pod(metadata__ownerReferences=[{"kind": "ReplicaSet", "name": "rs", "uid": "1"}]), ['metadata.ownerReferences.apiVersion: Invalid value: "": version must not be empty'], id="TestValidateObjectMetaOwnerReferences: missing apiVersion"),
+        pytest.param(pod(metadata__ownerReferences=[{"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "1"}]), ['metadata.ownerReferences: Invalid value: {"apiVersion":"v1","kind":"Event","name":"e","uid":"1"}: /v1, Kind=Event is disallowed from being an owner'], id="TestValidateObjectMetaOwnerReferences: events cannot be owners"),
+        pytest.param(
+            pod(metadata__ownerReferences=[{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "a", "uid": "1", "controller": True}, {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "b", "uid": "2", "controller": True}]),
+            ['metadata.ownerReferences: Invalid value: [{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"a","uid":"1","controller":true},{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"b","uid":"2","controller":true}]: Only one reference can have Controller set to true. Found "true" in references for ReplicaSet/a and ReplicaSet/b'],
+            id="TestValidateObjectMetaOwnerReferences: two controllers",
+        ),
+        pytest.param(node(metadata__finalizers=["orphan", "foregroundDeletion"]), ['metadata.finalizers: Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set'], id="TestValidateFinalizersPreventConflictingFinalizers"),
+        # TestValidateNode: resource quantities in status
+        pytest.param(node(status={"allocatable": {"pods": "-5"}}), ['status.allocatable.pods: Invalid value: "-5": must be greater than or equal to 0'], id="TestValidateNodeResources: negative allocatable"),
+        pytest.param(node(status={"capacity": {"pods": "1.5"}}), ['status.capacity.pods: Invalid value: "1.5": must be an integer', 'status.allocatable.pods: Invalid value: "1.5": must be an integer'], id="TestValidateNodeResources: pods is an integer resource (allocatable defaults to capacity)"),
+        pytest.param(node(status={"capacity": {"cpu": "1.5", "memory": "2Gi", "example.com/gpu": "2"}}), [], id="TestValidateNodeResources: fractional cpu is fine"),
+        # kreplay's bounds, documented in the README's Limits on input
+        pytest.param(pod(spec__tolerations=[{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 9223372037}]), ["spec.tolerations[0].tolerationSeconds: Invalid value: 9223372037: must be no more than 9223372036 (kreplay's bound: 292 years, the longest time.Duration the taint manager can count; beyond it upstream overflows)"], id="kreplay-a-toleration-longer-than-a-go-duration-is-refused"),
+        pytest.param(statefulset(metadata__name="s" * 52), [], id="kreplay-a-52-character-statefulset-name-leaves-room-for-the-revision-hash"),
+    ],
+)
+def test_validate_gaps_the_hostile_corpus_found(raw: dict[str, Any], errors: list[str]) -> None:
+    assert admit_errors(raw) == errors
+
+
+def test_a_statefulset_name_too_long_for_its_pods_revision_label_is_refused() -> None:
+    # kubernetes/kubernetes#64023: upstream accepts it, then every pod create fails
+    (error,) = admit_errors(statefulset(metadata__name="s" * 53))
+    assert error.startswith('metadata.name: Invalid value: "' + "s" * 53 + '": must be no more than 52 characters')
+
+
+def test_a_users_update_may_not_change_the_uid_or_set_a_deletion_timestamp() -> None:
+    from engine.api.admission import validate_user_update
+
+    old = stored(node())
+    old = replace(old, metadata=replace(old.metadata, uid="u-1"))
+    uid = decode_object(node(metadata__uid="u-2"))
+    assert [str(e) for e in validate_user_update(uid, old)] == ['metadata.uid: Invalid value: "u-2": field is immutable']
+    same = decode_object(node(metadata__uid="u-1"))
+    assert validate_user_update(same, old) == []
+    gone = decode_object(node(metadata__deletionTimestamp="2026-11-21T00:00:00Z"))
+    assert [str(e) for e in validate_user_update(gone, old)] == ["metadata.deletionTimestamp: Invalid value: 2026-11-21 00:00:00 +0000 UTC: field is immutable"]
+
+
+@pytest.mark.parametrize(
+    "raw, status",
+    [
+        pytest.param(pod(status={"phase": "Running", "hostIP": "10.0.0.1"}), {"phase": "Pending"}, id="podStrategy.PrepareForCreate: a pod starts Pending"),
+        pytest.param(deployment(status={"replicas": 9, "readyReplicas": 9}), {}, id="deploymentStrategy.PrepareForCreate: status is cleared"),
+        pytest.param(node(status={"allocatable": {"pods": "20"}}), {"allocatable": {"pods": "20"}}, id="nodeStrategy.PrepareForCreate: a node keeps the status its kubelet reports"),
+    ],
+)
+def test_a_users_create_starts_with_the_status_the_strategy_gives(raw: dict[str, Any], status: dict[str, Any]) -> None:
+    from engine.api.admission import prepare_for_create
+
+    assert to_builtins(prepare_for_create(decode_object(raw))).get("status", {}) == status
+
+
+@pytest.mark.parametrize(
+    "raw, error",
+    [
+        pytest.param(deployment(spec__replicas=10_001), "spec.replicas: Invalid value: 10001: must be no more than 10000", id="more-replicas-than-the-engine-bound"),
+        pytest.param(statefulset(spec__replicas=100_000), "spec.replicas: Invalid value: 100000: must be no more than 10000", id="a-statefulset-scaled-past-the-bound"),
+    ],
+)
+def test_the_engine_bound_on_replicas(raw: dict[str, Any], error: str) -> None:
+    from engine.api.admission import MAX_REPLICAS, engine_limits
+
+    assert MAX_REPLICAS == 10_000
+    (found,) = engine_limits(decode_object(raw))
+    assert str(found).startswith(error)
+    assert engine_limits(decode_object(deployment(spec__replicas=MAX_REPLICAS))) == []

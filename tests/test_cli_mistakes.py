@@ -88,7 +88,7 @@ def test_ctrl_c_ends_in_one_line_with_130_and_appends_nothing(capsys: pytest.Cap
 
     monkeypatch.setattr("replay.session.run", interrupted)
     code, out, err = kreplay(capsys, "replay", str(EXAMPLES / "bare-cluster.jsonl"), "--store", store)
-    assert (code, out, err) == (130, "", "\ninterrupted\n")
+    assert (code, out, err) == (130, "", "\ninterrupted: nothing was appended\n")
     monkeypatch.undo()
     assert kreplay(capsys, "log", "--store", store)[1] == ""
 
@@ -108,7 +108,7 @@ def test_ctrl_c_in_a_real_process(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130
-    assert err == "\ninterrupted\n" and "Traceback" not in err
+    assert err == "\ninterrupted: nothing was appended\n" and "Traceback" not in err
 
 
 def test_a_history_with_a_byte_order_mark_is_accepted(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -417,7 +417,7 @@ def store_time(capsys: pytest.CaptureFixture[str], store: str) -> str:
 def test_advance_moves_virtual_time_and_fires_due_timers(capsys: pytest.CaptureFixture[str], store: str, tmp_path: Path) -> None:
     policy = tmp_path / "policy.jsonl"
     policy.write_text(json.dumps({"at": store_time(capsys, store), "op": "kubelet", "readyAfter": "10s", "neverReadyImages": ["nginx:broken"]}) + "\n")
-    assert run(capsys, store, "replay", str(policy))[0] == 0
+    assert run(capsys, store, "replay", str(policy), "--append")[0] == 0
     assert run(capsys, store, "set", "image", "deploy/web-app", "web-server=nginx:broken")[0] == 0
     code, out, _ = run(capsys, store, "advance", "15m")
     assert code == 0 and out.startswith("virtual time advanced by 15m to ")

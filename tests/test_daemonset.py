@@ -32,6 +32,7 @@ import pytest
 from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
+from engine.api.apiserver import Audit
 from engine.api.objects import (
     ControllerRevision,
     DaemonSet,
@@ -231,6 +232,11 @@ class Manager:
         ns = "" if kind == "Node" else manifest["metadata"].get("namespace", NS)
         stored = self.cluster.get(kind, ns, manifest["metadata"]["name"])
         assert stored is not None
+        if manifest.get("status") and kind != "Node":
+            # the informer's object comes with its status; a user's create cannot set one
+            # (PrepareForCreate), so the fixture writes it through the status endpoint
+            fixture = Audit(by="fixture", reason="fixture")
+            stored = self.engine.api.update_status(replace(stored, status=obj.status), fixture)  # type: ignore[attr-defined]
         return stored
 
     def add_nodes(self, start: int, count: int, labels: dict[str, str] | None = None, **kw: Any) -> None:

@@ -37,7 +37,7 @@ def test_fields_the_engine_does_not_model_are_kept_where_they_were():
 @pytest.mark.parametrize(
     "manifest, path, message",
     [
-        pytest.param({"apiVersion": "v1", "kind": "Pod", "spec": {"containers": "nginx"}}, "$.spec.containers", "Expected `array`", id="a-wrong-type-names-its-path"),
+        pytest.param({"apiVersion": "v1", "kind": "Pod", "spec": {"containers": "nginx"}}, "$.spec.containers", "cannot unmarshal string into Go struct field PodSpec.spec.containers of type []Container", id="a-wrong-type-names-its-path"),
         pytest.param({"apiVersion": "apps/v1", "kind": "Pod"}, "$.apiVersion", "served as apiVersion 'v1'", id="a-wrong-api-version-is-refused"),
         pytest.param({"apiVersion": "v1", "kind": "CronTab"}, "$.kind", "no kind 'CronTab'", id="an-unknown-kind-is-refused"),
         pytest.param({"apiVersion": "v1"}, "$.kind", "no `kind`", id="a-missing-kind-is-refused"),

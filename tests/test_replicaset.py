@@ -30,6 +30,7 @@ from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
 from engine.actors import default_actors
+from engine.api.apiserver import Audit
 from engine.api.objects import KubeObject, Pod, ReplicaSet, decode_object, replace
 from engine.api.state import Cluster
 from engine.controllers.replicaset import (
@@ -226,11 +227,17 @@ class Manager:
         self.engine.run([operation])
 
     def apply(self, manifest: dict[str, Any]) -> KubeObject:
-        self.run(op.Apply(at=self.now, object=decode_object(manifest)))
+        obj = decode_object(manifest)
+        self.run(op.Apply(at=self.now, object=obj))
         kind = manifest["kind"]
         ns = "" if kind == "Node" else manifest["metadata"].get("namespace", NS)
         stored = self.cluster.get(kind, ns, manifest["metadata"]["name"])
         assert stored is not None
+        if manifest.get("status") and kind != "Node":
+            # the informer's object comes with its status; a user's create cannot set one
+            # (PrepareForCreate), so the fixture writes it through the status endpoint
+            fixture = Audit(by="fixture", reason="fixture")
+            stored = self.engine.api.update_status(replace(stored, status=obj.status), fixture)  # type: ignore[attr-defined]
         return stored
 
     def add_rs(self, manifest: dict[str, Any]) -> ReplicaSet:

@@ -312,6 +312,11 @@ def test_the_cluster_at_a_position_is_the_fold_of_the_log_up_to_it(fluentd, at):
 
 
 def test_serve_refuses_an_empty_store_and_a_position_past_the_log(tmp_path, capsys, fluentd, at):
+    assert main(["serve", "--store", f"sqlite:{tmp_path / 'missing.db'}", "--port", "0"]) == 1
+    assert "no store at" in capsys.readouterr().err  # a read never creates a store
+    from engine.store import EventStore
+
+    EventStore(f"sqlite:{tmp_path / 'empty.db'}").close()  # a store with nothing in it yet
     assert main(["serve", "--store", f"sqlite:{tmp_path / 'empty.db'}", "--port", "0"]) == 1
     assert "holds no events" in capsys.readouterr().err
     assert main(["serve", "--store", fluentd, "--position", "1000", "--port", "0"]) == 1

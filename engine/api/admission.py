@@ -12,7 +12,11 @@ The entry points `engine.api.apiserver` calls, in the order it calls them on eve
   (pods, templates, containers, tolerations, nodes, taints, services) and `apps` (the workloads
   and ControllerRevisions).
 - `with_generation`: the registry strategies' `PrepareForCreate` / `PrepareForUpdate`, in
-  `engine.api.strategy`.
+  `engine.api.strategy`, with `prepare_for_create` (a created object's status is reset).
+- `validate_user_update`: what rest.BeforeUpdate checks of a user's update (uid and
+  deletionTimestamp are immutable).
+- `engine_limits`: the bounds kreplay itself sets on what a user writes (README, Limits on
+  input), beyond what Kubernetes allows: `MAX_REPLICAS`.
 
 Messages are those of `field.Error.Error()` in current Kubernetes, and errors come in upstream
 order, so the first one is the one kubectl shows first.
@@ -39,7 +43,7 @@ from engine.api.objects import (
     Service,
     StatefulSet,
 )
-from engine.api.strategy import TEMPLATE_GENERATION, with_generation
+from engine.api.strategy import TEMPLATE_GENERATION, prepare_for_create, with_generation
 from engine.api.validation.apps import (
     validate_controller_revision,
     validate_daemonset,
@@ -48,11 +52,26 @@ from engine.api.validation.apps import (
     validate_statefulset,
 )
 from engine.api.validation.core import validate_node, validate_pod, validate_service
-from engine.api.validation.field import FieldError
+from engine.api.validation.field import FieldError, invalid
 from engine.api.validation.formats import dns1123_subdomain
-from engine.api.validation.meta import validate_meta
+from engine.api.validation.meta import validate_meta, validate_meta_update
 
-__all__ = ["TEMPLATE_GENERATION", "FieldError", "apply_defaults", "validate", "with_generation"]
+__all__ = [
+    "MAX_REPLICAS",
+    "TEMPLATE_GENERATION",
+    "FieldError",
+    "apply_defaults",
+    "engine_limits",
+    "prepare_for_create",
+    "validate",
+    "validate_user_update",
+    "with_generation",
+]
+
+# kreplay's bound on one workload's replicas (Kubernetes allows any int32): every replica is a
+# pod the engine creates, schedules and runs, so a typo such as 100000 would run for minutes
+# and gigabytes; the bench scenarios go up to 10,000
+MAX_REPLICAS = 10_000
 
 
 def apply_defaults(obj: AnyObject) -> AnyObject:
@@ -100,3 +119,23 @@ def validate(obj: AnyObject, old: AnyObject | None) -> list[FieldError]:
         return validate_controller_revision(obj, old)  # type: ignore[arg-type]
     # every other kind: ValidateObjectMeta with a DNS-subdomain name
     return validate_meta(obj.metadata, old.metadata if old is not None else None, dns1123_subdomain)
+
+
+def validate_user_update(new: AnyObject, old: AnyObject) -> list[FieldError]:
+    """What a user's update (apply or patch of an existing object) may not change in metadata."""
+    return validate_meta_update(new.metadata, old.metadata)
+
+
+def engine_limits(obj: AnyObject) -> list[FieldError]:
+    """kreplay's own bounds on what a user writes (not the controllers), beyond Kubernetes'."""
+    replicas = getattr(getattr(obj, "spec", None), "replicas", None)
+    if isinstance(obj, StatefulSet | Deployment | ReplicaSet) and replicas is not None and replicas > MAX_REPLICAS:
+        return [
+            invalid(
+                "spec.replicas",
+                replicas,
+                f"must be no more than {MAX_REPLICAS}: kreplay's bound on one workload's replicas "
+                "(see the README's Limits on input); Kubernetes allows up to 2147483647",
+            )
+        ]
+    return []

@@ -69,7 +69,7 @@ Emit = Callable[..., ev.Event]
 
 
 def not_found(kind: str, name: str) -> Rejected:
-    return Rejected(f'{PLURALS.get(kind, kind.lower())} "{name}" not found')
+    return Rejected(f'{PLURALS.get(kind, kind.lower())} "{name}" not found', field="name")
 
 
 class ApiServer:
@@ -269,14 +269,28 @@ class ApiServer:
 
     # --- user operations -----------------------------------------------------------------------
 
+    def _check_user_write(self, obj: KubeObject, old: KubeObject | None) -> None:
+        """What only a user's write is held to: immutable metadata and kreplay's own bounds."""
+        errors = admission.engine_limits(obj)
+        if old is not None:
+            errors = admission.validate_user_update(obj, old) + errors
+        if errors:
+            raise Rejected(
+                f'{kind_of(obj)} "{obj.metadata.name}" is invalid: {"; ".join(str(e) for e in errors)}',
+                field=errors[0].path,
+            )
+
     def apply(self, obj: KubeObject, audit: Audit, cause: str = "") -> None:
         kind = kind_of(obj)
         namespace = "" if kind in CLUSTER_SCOPED else (obj.metadata.namespace or "default")
         obj = replace(obj, metadata=replace(obj.metadata, namespace=namespace))
         obj = _with_cause(obj, cause)
         old = self.cluster.get(kind, namespace, obj.metadata.name)
+        self._check_user_write(obj, old)
         if old is None:
-            self.create(obj, audit)
+            # a user's manifest cannot set the status it starts with (PrepareForCreate); the
+            # engine's own creates (and test fixtures standing in for informers) go straight in
+            self.create(admission.prepare_for_create(obj), audit)
             return
         if isinstance(old, Pod) and isinstance(obj, Pod):
             # compare what the API server would store: the manifest defaulted, and the binding
@@ -303,7 +317,7 @@ class ApiServer:
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
             raise Rejected(f"the JSON patch does not apply: {exc}", field="json") from None
         if not isinstance(body, dict):
-            raise Rejected("the patch must leave an object", field="merge")
+            raise Rejected("the patch must leave an object", field="json" if json_patch is not None else "merge")
         meta = body.get("metadata") or {}
         if not isinstance(meta, dict) or meta.get("name") != name or (
             kind not in CLUSTER_SCOPED and meta.get("namespace") != old.metadata.namespace
@@ -317,6 +331,7 @@ class ApiServer:
             field = exc.path.removeprefix("$.").removeprefix("$")
             raise Rejected(f"the patched object is invalid: {exc.message}", field=field) from None
         new = _with_cause(new, cause)
+        self._check_user_write(new, old)
         if isinstance(old, Pod):
             _check_pod_update(old, new)  # type: ignore[arg-type]
         if isinstance(old, Node) and new.status != old.status:  # type: ignore[attr-defined]
@@ -328,7 +343,9 @@ class ApiServer:
         spec = getattr(old, "spec", None)
         if spec is None or not hasattr(spec, "replicas"):
             raise Rejected(f"{kind} has no scale subresource: only Deployment, ReplicaSet and StatefulSet can be scaled", field="kind")
-        self.update(replace(old, spec=replace(spec, replicas=replicas)), audit)
+        scaled = replace(old, spec=replace(spec, replicas=replicas))
+        self._check_user_write(scaled, old)
+        self.update(scaled, audit)
 
     def set_paused(self, kind: str, namespace: str, name: str, paused: bool, audit: Audit) -> None:
         old = self.require(kind, namespace, name)

@@ -479,6 +479,11 @@ class ObjectDecodeError(ValueError):
         self.message = message
         self.path = path
 
+    @property
+    def field(self) -> str:
+        """The path as a Kubernetes field path: `spec.replicas`, empty for the whole object."""
+        return self.path.removeprefix("$").removeprefix(".")
+
 
 @cache
 def _type_info(cls: type) -> msgspec.inspect.Type:
@@ -526,8 +531,13 @@ def decode_as(raw: Any, cls: type[msgspec.Struct]) -> Any:
         raise ObjectDecodeError(message, path.rstrip("`") or "$") from None
 
 
-def decode_object(raw: Any) -> AnyObject:
-    """Decode a manifest (a dict as read from YAML or JSON) into its typed object."""
+def decode_object(raw: Any, strict: bool = True) -> AnyObject:
+    """Decode a manifest (a dict as read from YAML or JSON) into its typed object.
+
+    `strict` checks it against the Kubernetes API schema first, as the API server decodes a
+    request with strict field validation (engine.api.schema): a field Kubernetes does not define
+    for the kind, or a value its type cannot hold, is refused. Captures from a real cluster,
+    which may come from a newer Kubernetes, are decoded with strict=False."""
     if not isinstance(raw, dict):
         raise ObjectDecodeError(f"Expected an object, got {type(raw).__name__}", "$")
     kind = raw.get("kind")
@@ -544,6 +554,14 @@ def decode_object(raw: Any) -> AnyObject:
         raise ObjectDecodeError(
             f"{kind} is served as apiVersion {expected!r}, not {api_version!r}", "$.apiVersion"
         )
+    if strict:
+        from engine.api import schema
+
+        problem, unknown = schema.check(raw, expected, kind)
+        if problem is not None:
+            raise ObjectDecodeError(problem.message, f"$.{problem.path}")
+        if unknown:
+            raise ObjectDecodeError(schema.unknown_message(unknown), f"$.{unknown[0].path}")
     obj: AnyObject = decode_as(raw, cls)
     return obj
 

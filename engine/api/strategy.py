@@ -15,16 +15,46 @@ import re
 from engine.api.objects import (
     AnyObject,
     DaemonSet,
+    DaemonSetStatus,
     Deployment,
+    DeploymentStatus,
     ObjectMeta,
+    PersistentVolumeClaim,
+    PersistentVolumeClaimStatus,
+    Pod,
+    PodStatus,
     ReplicaSet,
+    ReplicaSetStatus,
+    Service,
     StatefulSet,
+    StatefulSetStatus,
     replace,
 )
 
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 
 _GENERATION_KINDS = (DaemonSet, StatefulSet, Deployment, ReplicaSet)
+
+
+_EMPTY_STATUS = {
+    DaemonSet: DaemonSetStatus,
+    StatefulSet: StatefulSetStatus,
+    Deployment: DeploymentStatus,
+    ReplicaSet: ReplicaSetStatus,
+    PersistentVolumeClaim: PersistentVolumeClaimStatus,
+}
+
+
+def prepare_for_create(obj: AnyObject) -> AnyObject:
+    """The status a created object starts with, whatever the request carried: mirrors the
+    strategies' PrepareForCreate (a Pod is Pending, a workload, claim or Service has an empty
+    status; a Node keeps its status, which its kubelet reports when it registers)."""
+    if isinstance(obj, Pod):
+        return replace(obj, status=PodStatus(phase="Pending"))
+    if isinstance(obj, Service):
+        return replace(obj, status={})
+    status = _EMPTY_STATUS.get(type(obj))
+    return obj if status is None else replace(obj, status=status())
 
 
 def with_generation(new: AnyObject, old: AnyObject | None) -> AnyObject:

@@ -65,6 +65,7 @@ VERBS = (
     Verb("advance", "advance", REPLAY, "Move virtual time forward so that due timers fire"),
     Verb("log", "log", REPLAY, "Print the event log, one event a line"),
     Verb("why", "why", REPLAY, "Explain the decisions that created, changed or deleted an object"),
+    Verb("fsck", "fsck", REPLAY, "Verify the store's hash chain, positions and snapshots"),
     Verb("report", "report", REPLAY, "Write a rollout report: timeline, budget and decisions (HTML, Markdown or JSON)"),
     Verb("serve", "serve", REPLAY, "Serve the replayed cluster to kubectl and client libraries (read-only)"),
     Verb("version", "version", OTHER, "Print the kreplay version"),
@@ -85,15 +86,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         err(f"{exc}\n")
         return 1
     except KeyboardInterrupt:
-        # a write is one transaction: an interrupted command appended nothing it had not finished
-        err("\ninterrupted\n")
+        # a run discards what it staged: an interrupted command leaves the log as it was
+        err("\ninterrupted: nothing was appended\n")
         return 130
     except BrokenPipeError:
         _silence_stdout()
         return 0
     except Exception as exc:
         from engine.loop import LoopError
+        from engine.store import StoreError
 
+        if isinstance(exc, StoreError):  # busy, interrupted run, conflict: one line, exit 1
+            err(f"{exc}\n")
+            return 1
         if isinstance(exc, LoopError):
             # e.g. a ReplicaSet whose every pod the kubelet rejects: upstream loops forever too
             err(

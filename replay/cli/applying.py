@@ -15,6 +15,7 @@ def apply_files(args: argparse.Namespace, *, create_only: bool) -> int:
     from replay.cli import resources
     from replay.cli.common import (
         UsageError,
+        UserError,
         cause_of,
         commit,
         load_cluster,
@@ -31,13 +32,16 @@ def apply_files(args: argparse.Namespace, *, create_only: bool) -> int:
     check_format(args, tables=False)
     request = resources.Request.of(args, [])
     result = resources.build(request, None, verb=verb)
+    if not result.infos:
+        raise UserError(f"error: {', '.join(args.filename)}: no objects passed to {verb}")
     cause = (getattr(args, "cause", None) or "") or cause_of(args)
     errors: list[str] = []
     with open_store(args, write=True) as store:
         cluster = load_cluster(store)
         at = operation_time(args, cluster)
-        operations, objects, existed = [], [], []
+        operations, objects, existed, sources = [], [], [], {}
         for line, info in enumerate(result.infos, start=1):
+            sources[line] = info
             obj = resources.decode(info)
             old = cluster.get(info.kind, info.namespace, obj.metadata.name)
             if create_only and old is not None:
@@ -58,8 +62,16 @@ def apply_files(args: argparse.Namespace, *, create_only: bool) -> int:
                     texts.append(f"{noun(obj)} unchanged")
             return texts
 
+        def rejected(exc: Any) -> UserError:
+            from replay.safeload import located
+
+            info = sources.get(exc.line)
+            if info is None:
+                return UserError(f"error: {exc}")
+            return UserError("error: " + located(info.path, info.locate(exc.field), exc.field, exc.message))
+
         if operations:
-            commit(store, operations, args, messages)
+            commit(store, operations, args, messages, rejected=rejected)
     for error in errors:
         sys.stderr.write(error + "\n")
     return 1 if errors else 0

@@ -230,7 +230,11 @@ def new_parser(prog: str, *, description: str = "", epilog: str = "", usage: str
 def _parents() -> Parents:
     # the store and namespace flags are global: every parser has them already, so the option
     # groups verbs name in `parents=[...]` only document intent
-    return Parents(store=Parser(add_help=False), namespace=Parser(add_help=False), write=Parser(add_help=False))
+    from replay.cli.common import add_write_options
+
+    write = Parser(add_help=False)
+    add_write_options(write)
+    return Parents(store=Parser(add_help=False), namespace=Parser(add_help=False), write=write)
 
 
 class Command(NamedTuple):

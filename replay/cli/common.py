@@ -157,17 +157,31 @@ def cause_of(args: argparse.Namespace) -> str:
 # --- the store and the cluster -----------------------------------------------------------------
 
 
-def open_store(args: argparse.Namespace, *, write: bool = False, create: bool = False) -> EventStore:
-    """The one way verbs open the store; `write` for verbs that append, `create` for those that
-    may make a new store (replay)."""
-    from engine.store import EventStore, StoreError
+def add_write_options(parser: argparse.ArgumentParser) -> None:
+    add_bool(parser, "--create", help="Create the store if it does not exist (replay always may).")
+    add_bool(parser, "--wait", help="Wait for another writer to finish instead of failing.")
+    add_bool(parser, "--encrypt", help="Encrypt a new store at rest (AES-GCM; the key, base64 of 32 random bytes, from $KREPLAY_CIPHER_KEY).")
 
-    del write, create  # one EventStore serves reads and writes today
+
+def open_store(args: argparse.Namespace, *, write: bool = False, create: bool = False) -> EventStore:
+    """The one way verbs open the store. Reads open it read-only and never create it; writes
+    create it only when the verb may (`replay`) or with --create. A read of a store holding an
+    interrupted run says so on stderr (the run's positions are not shown)."""
+    from engine.store import EventStore, StoreError, interrupted_message
 
     try:
-        return EventStore(args.store)
+        store = EventStore(
+            args.store,
+            create=write and (create or getattr(args, "create", False)),
+            readonly=not write,
+            encrypt=write and getattr(args, "encrypt", False),
+        )
     except StoreError as exc:
         raise UserError(str(exc)) from None
+    if not write and store.pending is not None:
+        note = interrupted_message(store, store.pending).removeprefix("error: ").replace("; nothing was appended", "")
+        sys.stderr.write(f"warning: {note}; reading what was committed before it\n")
+    return store
 
 
 def load_cluster(store: EventStore) -> Cluster:
@@ -252,6 +266,7 @@ def commit(
     args: argparse.Namespace,
     messages: Sequence[str] | Callable[[Outcome], Sequence[str]],
     targets: Sequence[tuple[str, str, str]] = (),
+    rejected: Callable[[Exception], UserError] | None = None,
 ) -> Outcome:
     """Run `operations` and append what happened, then print kubectl's `messages`
     (`deployment.apps/web-app scaled`), which may depend on the outcome (`configured` or
@@ -268,13 +283,18 @@ def commit(
         elif strategy == "none":
             from replay.session import run
 
-            summary, engine = run(store, operations)
-            events = list(store.read(after=summary.first_position - 1)) if summary.events else []
+            summary, engine = run(
+                store,
+                _at_head(operations, restamp=getattr(args, "at", None) is None),
+                wait=bool(getattr(args, "wait", False)),
+                description="kreplay " + " ".join(getattr(args, "verb_path", [])),
+            )
+            events = list(store.read(after=summary.first_position - 1, upto=summary.last_position)) if summary.events else []
             outcome = Outcome(events=events, cluster=engine.cluster, appended=True)
         else:
             outcome = simulate(store, operations)
     except Rejected as exc:
-        raise server_error(exc) from None
+        raise (rejected or server_error)(exc) from None
     if getattr(args, "output", "") and targets:
         # -o: the objects as they are (or would be) afterwards, instead of the messages
         from replay.cli.output import render_objects
@@ -290,6 +310,21 @@ def commit(
     if strategy == "server":
         show_decisions(outcome.events)
     return outcome
+
+
+def _at_head(operations: Sequence[AnyOperation], *, restamp: bool) -> Callable[[Cluster], list[AnyOperation]]:
+    """The operations as the run takes them under the store's write lock: without --at, at the
+    store's time then (a writer that got in first may have moved it on)."""
+
+    def at_head(head: Cluster) -> list[AnyOperation]:
+        import msgspec
+
+        if not restamp or head.now is None:
+            return list(operations)
+        now = head.now
+        return [msgspec.structs.replace(op, at=now) if op.at < now else op for op in operations]
+
+    return at_head
 
 
 def simulate(store: EventStore, operations: Sequence[AnyOperation]) -> Outcome:

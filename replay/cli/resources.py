@@ -60,7 +60,9 @@ class Info:
     namespace: str
     name: str
     obj: Any = None  # a KubeObject, or a manifest dict for kinds the engine does not model
-    source: str = ""  # "FILE: document N" for objects read from -f
+    source: str = ""  # "FILE:LINE" for objects read from -f
+    path: str = ""  # the file an object read from -f came from
+    locate: Any = None  # field path -> its line in that file (safeload.Document.line_of)
 
 
 @dataclass
@@ -97,7 +99,7 @@ class Selection:
     types: list[str] = field(default_factory=list)  # canonical kinds, for TYPE [NAME...]
     names: list[str] = field(default_factory=list)
     tuples: list[tuple[str, str]] = field(default_factory=list)  # (kind, name) for TYPE/NAME
-    documents: list[tuple[dict[str, Any], str]] = field(default_factory=list)  # (-f document, source)
+    documents: list[FileDocument] = field(default_factory=list)  # documents read from -f
     single_item: bool = False  # one object was named: -o json prints it, not a List
 
 
@@ -196,9 +198,9 @@ def build(
     infos: list[Info] = []
     errors: list[str] = []
     if selection.documents:
-        for doc, origin in selection.documents:
-            kind, namespace, name = identify(doc, origin, request)
-            infos.append(Info(kind, namespace, name, doc, origin))
+        for doc in selection.documents:
+            kind, namespace, name = identify(doc.body, doc, request)
+            infos.append(Info(kind, namespace, name, doc.body, doc.source, doc.path, doc.locate))
         return Result(infos, errors, selection)
     selecting = bool(request.selector) or request.select_all
     assert source is not None, "only -f documents can be built without a cluster"
@@ -269,7 +271,7 @@ def not_found(kind: str, name: str) -> str:
     return f'Error from server (NotFound): {plural(kind)} "{name}" not found'
 
 
-def identify(doc: dict[str, Any], origin: str, request: Request) -> tuple[str, str, str]:
+def identify(doc: dict[str, Any], origin: FileDocument, request: Request) -> tuple[str, str, str]:
     """Kind, namespace and name of a document from -f, with kubectl's namespace rules: the
     document's namespace wins; -n fills it in; both given and different is an error."""
     from engine.api.objects import CLUSTER_SCOPED
@@ -277,8 +279,11 @@ def identify(doc: dict[str, Any], origin: str, request: Request) -> tuple[str, s
     kind_text = doc.get("kind")
     meta = doc.get("metadata") or {}
     if not isinstance(kind_text, str) or not kind_text:
-        raise UserError(f"error: {origin}: Object 'Kind' is missing")
-    kinds = resolve_type(kind_text)
+        raise UserError("error: " + origin.error("kind", "Object has no `kind`"))
+    try:
+        kinds = resolve_type(kind_text)
+    except UserError as exc:
+        raise UserError("error: " + origin.error("kind", str(exc).removeprefix("error: "))) from None
     kind = kinds[0]
     name = meta.get("name") or ""
     if kind in CLUSTER_SCOPED:
@@ -318,64 +323,66 @@ def _expand(paths: Sequence[str], recursive: bool) -> list[str]:
     return files
 
 
-def read_documents(paths: Sequence[str], recursive: bool = False) -> list[tuple[dict[str, Any], str]]:
-    """Documents from -f arguments, each with its source (`FILE: document N`).
+@dataclass(frozen=True)
+class FileDocument:
+    """One object read from -f, with where it is: errors name FILE:LINE: field."""
 
-    Uses `replay.documents` (files, directories, stdin, gzip, JSON streams, multi-document YAML,
-    Lists) when it is there; this minimal reader covers files, directories, `-`, multi-document
-    YAML and `List`s until then."""
-    try:
-        from replay import documents as shared  # type: ignore[attr-defined]
-    except ImportError:
-        shared = None
-    loader = getattr(shared, "load_documents", None) if shared is not None else None
-    if loader is not None:
-        failure = getattr(shared, "DocumentError", ValueError)
-        try:
-            documents = loader(paths, recursive=recursive)
-        except failure as exc:
-            raise UserError(f"error: {exc}") from None
-        for d in documents:
-            if not isinstance(d.body, dict):
-                raise UserError(f"error: {d.source}: expected an object, got {type(d.body).__name__}")
-        return [(d.body, d.source) for d in documents]
-    return _read_minimal(paths, recursive)
+    body: dict[str, Any]
+    path: str  # the file as given (`-` for stdin)
+    line: int
+    prefix: str = ""  # `items[N]` for an object inside a List
+    lines: Any = None  # field path -> line (the file's safeload.Document.line_of)
+
+    @property
+    def source(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.prefix}" if self.prefix else where
+
+    def locate(self, field_path: str) -> int:
+        full = ".".join(p for p in (self.prefix, field_path) if p)
+        return self.lines(full) if self.lines is not None else self.line
+
+    def error(self, field_path: str, message: str) -> str:
+        from replay.safeload import located
+
+        full = ".".join(p for p in (self.prefix, field_path) if p)
+        return located(self.path, self.locate(field_path), full, message)
 
 
-def _read_minimal(paths: Sequence[str], recursive: bool) -> list[tuple[dict[str, Any], str]]:
+def read_documents(paths: Sequence[str], recursive: bool = False) -> list[FileDocument]:
+    """The objects in -f arguments: files, directories (`-R` to recurse), `-` for stdin,
+    several documents per file, `List`s expanded; read within replay.safeload's limits (sizes,
+    nesting, aliases, duplicate keys), each with its file and line for errors."""
     import sys
 
-    import yaml
+    from replay.safeload import InputError, load_yaml_documents
 
-    found: list[tuple[dict[str, Any], str]] = []
+    found: list[FileDocument] = []
     for path in _expand(paths, recursive):
         try:
             if path == "-":
-                text = sys.stdin.read()
-                label = "STDIN"
+                stdin = sys.stdin
+                data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
             else:
-                with open(path, encoding="utf-8-sig") as f:
-                    text = f.read()
-                label = path
+                with open(path, "rb") as f:
+                    data = f.read()
         except OSError as exc:
             raise UserError(f"error: {path}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise UserError(f"error: {path}: not UTF-8 text") from None
         try:
-            docs = [d for d in yaml.safe_load_all(text) if d is not None]
-        except yaml.YAMLError as exc:
-            raise UserError(f"error: {label}: not valid YAML or JSON: {exc}") from None
-        for i, doc in enumerate(docs, start=1):
-            where = f"{label}: document {i}" if len(docs) > 1 else label
-            if not isinstance(doc, dict):
-                raise UserError(f"error: {where}: expected an object, got {type(doc).__name__}")
-            if str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
-                for j, item in enumerate(doc["items"], start=1):
+            documents = load_yaml_documents(data, path)
+        except InputError as exc:
+            raise UserError(f"error: {exc}") from None
+        for doc in documents:
+            body = doc.data
+            if not isinstance(body, dict):
+                raise UserError("error: " + str(doc.error("", f"expected an object, got {type(body).__name__}")))
+            if str(body.get("kind", "")).endswith("List") and isinstance(body.get("items"), list):
+                for j, item in enumerate(body["items"]):
                     if not isinstance(item, dict):
-                        raise UserError(f"error: {where}: items[{j - 1}]: expected an object")
-                    found.append((item, f"{where}: items[{j - 1}]"))
+                        raise UserError("error: " + str(doc.error(f"items[{j}]", "expected an object")))
+                    found.append(FileDocument(item, path, doc.line_of(f"items[{j}]"), f"items[{j}]", doc.line_of))
                 continue
-            found.append((doc, where))
+            found.append(FileDocument(body, path, doc.line, "", doc.line_of))
     return found
 
 
@@ -455,6 +462,7 @@ def group_by_kind(infos: Iterable[Info]) -> list[tuple[str, list[Info]]]:
 def decode(info: Info) -> Any:
     """The typed object of a document read from -f, in the namespace the builder resolved."""
     from engine.api.objects import CLUSTER_SCOPED, ObjectDecodeError, decode_object
+    from replay.safeload import located
 
     doc = dict(info.obj)
     if info.kind not in CLUSTER_SCOPED:
@@ -462,5 +470,5 @@ def decode(info: Info) -> Any:
     try:
         return decode_object(doc)
     except ObjectDecodeError as exc:
-        field = exc.path.removeprefix("$").removeprefix(".")
-        raise UserError(f"error: {info.source}: {field + ': ' if field else ''}{exc.message}") from None
+        line = info.locate(exc.field) if info.locate is not None else 0
+        raise UserError("error: " + located(info.path or info.source, line, exc.field, exc.message)) from None

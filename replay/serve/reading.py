@@ -1,9 +1,8 @@
 """Reading the log for the server: the cluster at a position, the events after one, and which
 position a virtual time falls at.
 
-`cluster_at` is the one place that turns a position into a cluster; today it folds the log up to
-the position from the nearest cluster already folded (projections/cluster_state's fold), and it
-is the function to switch when the store offers snapshots at intervals. `Replay` keeps a few
+`cluster_at` is the one place that turns a position into a cluster: from the nearest cluster
+already folded, else from the store's own snapshots at intervals (`EventStore.cluster_at`). `Replay` keeps a few
 folded clusters so that reading many positions, or the same one many times, is cheap; it never
 writes to the store.
 """
@@ -18,7 +17,6 @@ from datetime import datetime
 from engine import events as ev
 from engine.api.state import Cluster
 from engine.store import EventStore
-from projections import cluster_state
 
 
 def cluster_at(store: EventStore, position: int, base: Cluster | None = None) -> Cluster:
@@ -26,17 +24,14 @@ def cluster_at(store: EventStore, position: int, base: Cluster | None = None) ->
     consumed), else the stored cluster-state snapshot if it is not past `position`, else an
     empty cluster, with every later event up to `position` folded in."""
     if base is None:
-        # the cluster-state projection's snapshot, when it is not past the position: fold less
-        snap = store.load_snapshot(cluster_state.NAME)
-        base = Cluster.restore(snap[1]) if snap is not None and snap[0] <= position else None
-    cluster = base if base is not None else Cluster()
+        # the store's newest snapshot at or before the position, caught up with the log
+        return store.cluster_at(position)
+    cluster = base
     if cluster.position > position:
         raise ValueError(f"cannot fold back from position {cluster.position} to {position}")
     if cluster.position == position:
         return cluster
-    for event in store.read(after=cluster.position):
-        if event.position > position:
-            break
+    for event in store.read(after=cluster.position, upto=position):
         cluster.evolve(event)
     return cluster
 
@@ -69,6 +64,7 @@ class Replay:
     def head(self) -> int:
         """The last position in the log."""
         with self._lock:
+            self.store.refresh()  # a run committed while serving moves the head
             return self.store.last_position()
 
     def current(self) -> int:

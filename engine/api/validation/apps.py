@@ -301,10 +301,28 @@ def validate_replicaset(rs: ReplicaSet, old: ReplicaSet | None) -> Errors:
     return errs
 
 
+# The controller labels each pod `controller-revision-hash: <name>-<hash>` (ControllerRevisionName,
+# the hash up to 10 characters), and a label value may hold 63: upstream accepts a longer name,
+# then fails every pod create (kubernetes/kubernetes#64023); kreplay refuses it at once.
+MAX_STATEFULSET_NAME = 63 - 1 - 10
+
+
 def validate_statefulset(sts: StatefulSet, old: StatefulSet | None) -> Errors:
     # mirrors ValidateStatefulSet / ValidateStatefulSetUpdate
     spec = sts.spec
     errs = validate_meta(sts.metadata, old and old.metadata, dns1123_label)
+    name = sts.metadata.name
+    if old is None and len(name) > MAX_STATEFULSET_NAME and not dns1123_label(name):
+        errs.append(
+            invalid(
+                "metadata.name",
+                name,
+                f"must be no more than {MAX_STATEFULSET_NAME} characters: the pods' "
+                f'controller-revision-hash label is "{name}-" and a hash of up to 10 characters, '
+                "and a label value may be no more than 63 characters (a longer name is accepted "
+                "upstream but none of its pods can ever be created, kubernetes/kubernetes#64023)",
+            )
+        )
     policy = spec.pod_management_policy
     if not policy:
         errs.append(required("spec.podManagementPolicy"))

@@ -9,13 +9,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.api.objects import (
+    Affinity,
+    ContainerPort,
     Node,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
     Pod,
     PodSpec,
     PodTemplateSpec,
     Service,
     Taint,
     Toleration,
+    decode_as,
     replace,
     to_builtins,
 )
@@ -33,6 +39,9 @@ from engine.api.validation.formats import (
     dns1123_label,
     dns1123_subdomain,
     label_value,
+    port_name,
+    port_number,
+    quantity_value,
 )
 from engine.api.validation.meta import (
     validate_annotations,
@@ -48,6 +57,24 @@ _DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 _PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 _TERMINATION_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_PROTOCOLS = ("SCTP", "TCP", "UDP")
+# kreplay's bound: a toleration's seconds become a Go time.Duration (int64 nanoseconds) in the
+# taint manager, which overflows past this (292 years); the engine refuses such a toleration
+MAX_TOLERATION_SECONDS = (2**63 - 1) // 10**9
+# mirrors helper.IsIntegerResourceName's standard integer resources
+_INTEGER_RESOURCES = frozenset(
+    {
+        "pods",
+        "services",
+        "replicationcontrollers",
+        "resourcequotas",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
 
 
 def _enum(value: str, path: str, valid: tuple[str, ...]) -> Errors:
@@ -56,8 +83,43 @@ def _enum(value: str, path: str, valid: tuple[str, ...]) -> Errors:
     return [] if value in valid else [not_supported(path, value, valid)]
 
 
+def _port_fields(port: ContainerPort | Any) -> tuple[Any, Any, Any, Any]:
+    if isinstance(port, ContainerPort):
+        return port.container_port, port.name, port.protocol, port.host_port
+    port = port if isinstance(port, dict) else {}
+    return port.get("containerPort") or 0, port.get("name") or "", port.get("protocol") or "", port.get("hostPort")
+
+
+def _validate_ports(ports: list[Any], path: str) -> Errors:
+    # mirrors validateContainerPorts
+    errs: Errors = []
+    names: set[str] = set()
+    for i, port in enumerate(ports):
+        at = f"{path}[{i}]"
+        number, name, protocol, host = _port_fields(port)
+        if name:
+            problems = port_name(name)
+            if problems:
+                errs += [invalid(f"{at}.name", name, m) for m in problems]
+            elif name in names:
+                errs.append(duplicate(f"{at}.name", name))
+            else:
+                names.add(name)
+        if not number:
+            errs.append(required(f"{at}.containerPort"))
+        else:
+            errs += [invalid(f"{at}.containerPort", number, m) for m in port_number(number)]
+        if host:
+            errs += [invalid(f"{at}.hostPort", host, m) for m in port_number(host)]
+        if not protocol:
+            errs.append(required(f"{at}.protocol"))
+        elif protocol not in _PROTOCOLS:
+            errs.append(not_supported(f"{at}.protocol", protocol, _PROTOCOLS))
+    return errs
+
+
 def _validate_container(
-    name: str, image: str, extra: Mapping[str, Any], path: str, is_pod: bool
+    name: str, image: str, extra: Mapping[str, Any], path: str, is_pod: bool, ports: list[Any] | None = None
 ) -> Errors:
     # mirrors validateContainerCommon (the checks that matter here) and, for Pods,
     # validateContainerOnlyForPod
@@ -68,6 +130,10 @@ def _validate_container(
         errs += [invalid(f"{path}.name", name, m) for m in dns1123_label(name)]
     if not image:
         errs.append(required(f"{path}.image"))
+    if ports is None:
+        listed = extra.get("ports")
+        ports = listed if isinstance(listed, list) else []
+    errs += _validate_ports(ports, f"{path}.ports")
     errs += _enum(
         str(extra.get("terminationMessagePolicy") or ""),
         f"{path}.terminationMessagePolicy",
@@ -103,7 +169,7 @@ def _validate_pod_spec(spec: PodSpec, path: str, is_pod: bool) -> Errors:
         errs.append(required(f"{path}.containers"))
     for i, c in enumerate(spec.containers):
         at = f"{path}.containers[{i}]"
-        errs += _validate_container(c.name, c.image, c.unmodeled, at, is_pod)
+        errs += _validate_container(c.name, c.image, c.unmodeled, at, is_pod, c.ports)
         if c.name in names:
             errs.append(duplicate(f"{at}.name", c.name))
         names.add(c.name)
@@ -139,7 +205,105 @@ def _validate_pod_spec(spec: PodSpec, path: str, is_pod: bool) -> Errors:
         value = getattr(spec, field)
         if value:
             errs += [invalid(f"{path}.{field}", value, m) for m in dns1123_label(value)]
+    if spec.affinity is not None:
+        errs += _validate_affinity(spec.affinity, f"{path}.affinity")
     errs += _validate_tolerations(spec.tolerations, f"{path}.tolerations")
+    return errs
+
+
+# --- node affinity ----------------------------------------------------------------------------
+
+
+def _validate_affinity(affinity: Affinity, path: str) -> Errors:
+    # mirrors validateAffinity / validateNodeAffinity (pod affinity is not modelled)
+    node = affinity.node_affinity
+    if node is None:
+        return []
+    at = f"{path}.nodeAffinity"
+    errs: Errors = []
+    required_terms = node.required_during_scheduling_ignored_during_execution
+    if required_terms is not None:
+        errs += _validate_node_selector(required_terms, f"{at}.requiredDuringSchedulingIgnoredDuringExecution")
+    preferred = node.unmodeled.get("preferredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(preferred, list):
+        errs += _validate_preferred_terms(preferred, f"{at}.preferredDuringSchedulingIgnoredDuringExecution")
+    return errs
+
+
+def _validate_node_selector(selector: NodeSelector, path: str) -> Errors:
+    # mirrors ValidateNodeSelector
+    terms_path = f"{path}.nodeSelectorTerms"
+    if not selector.node_selector_terms:
+        return [required(terms_path, "must have at least one node selector term")]
+    errs: Errors = []
+    for i, term in enumerate(selector.node_selector_terms):
+        errs += _validate_node_selector_term(term, f"{terms_path}[{i}]")
+    return errs
+
+
+def _validate_node_selector_term(term: NodeSelectorTerm, path: str) -> Errors:
+    # mirrors ValidateNodeSelectorTerm
+    errs: Errors = []
+    for j, req in enumerate(term.match_expressions):
+        errs += _validate_node_selector_requirement(req, f"{path}.matchExpressions[{j}]")
+    for j, req in enumerate(term.match_fields):
+        errs += _validate_node_field_selector_requirement(req, f"{path}.matchFields[{j}]")
+    return errs
+
+
+def _validate_node_selector_requirement(req: NodeSelectorRequirement, path: str) -> Errors:
+    # mirrors ValidateNodeSelectorRequirement
+    errs: Errors = []
+    if req.operator in ("In", "NotIn"):
+        if not req.values:
+            errs.append(required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+    elif req.operator in ("Exists", "DoesNotExist"):
+        if req.values:
+            errs.append(forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+    elif req.operator in ("Gt", "Lt"):
+        if len(req.values) != 1:
+            errs.append(required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+    else:
+        errs.append(invalid(f"{path}.operator", req.operator, "not a valid selector operator"))
+    return errs + validate_label_name(req.key, f"{path}.key")
+
+
+def _validate_node_field_selector_requirement(req: NodeSelectorRequirement, path: str) -> Errors:
+    # mirrors ValidateNodeFieldSelectorRequirement: the only field is metadata.name, with In or
+    # NotIn and exactly one value
+    errs: Errors = []
+    if req.operator in ("In", "NotIn"):
+        if len(req.values) != 1:
+            errs.append(
+                required(
+                    f"{path}.values",
+                    "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                )
+            )
+    else:
+        errs.append(invalid(f"{path}.operator", req.operator, "not a valid selector operator"))
+    if req.key != "metadata.name":  # nodeFieldSelectorValidators
+        errs.append(invalid(f"{path}.key", req.key, "not a valid field selector key"))
+    else:
+        for i, value in enumerate(req.values):
+            errs += [invalid(f"{path}.values[{i}]", value, m) for m in dns1123_subdomain(value)]
+    return errs
+
+
+def _validate_preferred_terms(terms: list[Any], path: str) -> Errors:
+    # mirrors ValidatePreferredSchedulingTerms (the preferred terms are not modelled, so they
+    # are read from the manifest as it was written)
+    errs: Errors = []
+    for i, raw in enumerate(terms):
+        raw = raw if isinstance(raw, dict) else {}
+        weight = raw.get("weight") or 0
+        if isinstance(weight, int) and not 0 < weight <= 100:
+            errs.append(invalid(f"{path}[{i}].weight", weight, "must be in the range 1-100"))
+        try:
+            term = decode_as(raw.get("preference") or {}, NodeSelectorTerm)
+        except ValueError:
+            continue  # its types were checked when the manifest was decoded
+        errs += _validate_node_selector_term(term, f"{path}[{i}].preference")
     return errs
 
 
@@ -157,6 +321,15 @@ def _validate_tolerations(tolerations: list[Toleration], path: str) -> Errors:
                     t.operator,
                     'operator must be Exists when `key` is empty, which means "match all values '
                     'and all keys"',
+                )
+            )
+        if t.toleration_seconds is not None and t.toleration_seconds > MAX_TOLERATION_SECONDS:
+            errs.append(
+                invalid(
+                    f"{at}.tolerationSeconds",
+                    t.toleration_seconds,
+                    f"must be no more than {MAX_TOLERATION_SECONDS} (kreplay's bound: 292 years, "
+                    "the longest time.Duration the taint manager can count; beyond it upstream overflows)",
                 )
             )
         if t.toleration_seconds is not None and t.effect != "NoExecute":
@@ -213,7 +386,32 @@ def validate_pod(pod: Pod, old: Pod | None) -> Errors:
 def validate_node(node: Node, old: Node | None) -> Errors:
     # mirrors ValidateNode
     errs = validate_meta(node.metadata, old and old.metadata, dns1123_subdomain, namespaced=False)
-    return errs + _validate_taints(node.spec.taints)
+    errs += _validate_taints(node.spec.taints)
+    for field, resources in (("capacity", node.status.capacity), ("allocatable", node.status.allocatable)):
+        for name in sorted(resources):
+            errs += _validate_resource_quantity(name, resources[name], f"status.{field}.{name}")
+    return errs
+
+
+def _is_integer_resource(name: str) -> bool:
+    # mirrors helper.IsIntegerResourceName: the standard integer resources and extended ones
+    if name in _INTEGER_RESOURCES:
+        return True
+    native = "/" not in name or "kubernetes.io/" in name
+    return not native and not name.startswith("requests.")
+
+
+def _validate_resource_quantity(name: str, value: Any, path: str) -> Errors:
+    # mirrors ValidateResourceQuantityValue (ValidateNonnegativeQuantity, then integer resources)
+    amount = quantity_value(value)
+    if amount is None:
+        return []  # not a quantity at all: refused when the manifest was decoded
+    shown = str(value)
+    if amount < 0:
+        return [invalid(path, shown, "must be greater than or equal to 0")]
+    if _is_integer_resource(name) and amount != amount.to_integral_value():
+        return [invalid(path, shown, "must be an integer")]
+    return []
 
 
 def _validate_taints(taints: list[Taint]) -> Errors:

@@ -37,6 +37,10 @@ class GoStruct(dict):  # type: ignore[type-arg]
     """A Go struct for `render`: its fields keep their order, where a Go map's keys sort."""
 
 
+class Stringer(str):
+    """A value Go prints with its String() method (a time.Time): shown bare, not quoted."""
+
+
 def _json_string(text: str) -> str:
     # Go's encoding/json escapes HTML characters and the JS line separators
     out = json.dumps(text, ensure_ascii=False)
@@ -69,7 +73,10 @@ def _json(value: Any) -> str:
 
 
 def render(value: Any) -> str:
-    # mirrors field.Error.ErrorBody: simple values as %v / %q, everything else as JSON
+    # mirrors field.Error.ErrorBody: simple values as %v / %q, a fmt.Stringer (a time) as its
+    # String(), everything else as JSON
+    if isinstance(value, Stringer):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+from decimal import Decimal, InvalidOperation
 
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS_SUBDOMAIN = rf"{_DNS_LABEL}(\.{_DNS_LABEL})*"
@@ -141,3 +142,51 @@ def percent(value: str) -> list[str]:
             "93%",
         )
     ]
+
+
+_QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?")
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+
+def quantity_value(value: int | float | str) -> Decimal | None:
+    """A resource.Quantity's value (`500m` -> 0.5, `1Gi` -> 1073741824); None if it is not one.
+    The format itself is checked when a manifest is decoded (engine.api.schema)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return Decimal(str(value))
+    m = _QUANTITY.fullmatch(value)
+    if m is None:
+        return None
+    try:
+        number = Decimal(m.group(1))
+    except InvalidOperation:
+        return None
+    suffix = m.group(2) or ""
+    if suffix in _BINARY:
+        return number * _BINARY[suffix]
+    if suffix in _DECIMAL:
+        return number.scaleb(_DECIMAL[suffix])
+    return number.scaleb(int(suffix[1:]))
+
+
+def port_number(value: int) -> list[str]:
+    # mirrors validation.IsValidPortNum
+    return [] if 1 <= value <= 65535 else ["must be between 1 and 65535, inclusive"]
+
+
+def port_name(value: str) -> list[str]:
+    # mirrors validation.IsValidPortName (an IANA_SVC_NAME)
+    errs = []
+    if len(value) > 15:
+        errs.append("must be no more than 15 characters")
+    if not re.fullmatch(r"[-a-z0-9]+", value):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not re.search(r"[a-z]", value):
+        errs.append("must contain at least one letter (a-z)")
+    if "--" in value:
+        errs.append("must not contain consecutive hyphens")
+    if value.startswith("-") or value.endswith("-"):
+        errs.append("must not begin or end with a hyphen")
+    return errs

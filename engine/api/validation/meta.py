@@ -8,13 +8,15 @@ LabelSelector and a label map in a message.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
-from engine.api.objects import LabelSelector, ObjectMeta
+from engine.api.objects import LabelSelector, ObjectMeta, OwnerReference
 from engine.api.selectors import Selector, SelectorError, from_label_selector
 from engine.api.validation.field import (
     Errors,
     GoStruct,
+    Stringer,
     forbidden,
     invalid,
     required,
@@ -93,7 +95,84 @@ def validate_meta(
     errs += validate_nonnegative(meta.generation, "metadata.generation")
     errs += validate_labels(meta.labels, "metadata.labels")
     errs += validate_annotations(meta.annotations, "metadata.annotations")
+    errs += validate_owner_references(meta.owner_references, "metadata.ownerReferences")
+    errs += validate_finalizers(meta.finalizers, "metadata.finalizers")
     return errs
+
+
+def _owner_reference_value(ref: OwnerReference) -> GoStruct:
+    # metav1.OwnerReference as json.Marshal prints it (pointers omitted when nil)
+    out = GoStruct(apiVersion=ref.api_version, kind=ref.kind, name=ref.name, uid=ref.uid)
+    if ref.controller is not None:
+        out["controller"] = ref.controller
+    if ref.block_owner_deletion is not None:
+        out["blockOwnerDeletion"] = ref.block_owner_deletion
+    return out
+
+
+def validate_owner_references(refs: list[OwnerReference], path: str) -> Errors:
+    # mirrors ValidateOwnerReferences and validateOwnerReference
+    errs: Errors = []
+    first_controller = ""
+    for ref in refs:
+        version = ref.api_version.rpartition("/")[2]
+        if not version:
+            errs.append(invalid(f"{path}.apiVersion", ref.api_version, "version must not be empty"))
+        if not ref.kind:
+            errs.append(invalid(f"{path}.kind", ref.kind, "must not be empty"))
+        if not ref.name:
+            errs.append(invalid(f"{path}.name", ref.name, "must not be empty"))
+        if not ref.uid:
+            errs.append(invalid(f"{path}.uid", ref.uid, "must not be empty"))
+        if (ref.api_version, ref.kind) == ("v1", "Event"):  # BannedOwners
+            errs.append(invalid(path, _owner_reference_value(ref), "/v1, Kind=Event is disallowed from being an owner"))
+        if ref.controller:
+            name = f"{ref.kind}/{ref.name}"
+            if first_controller:
+                errs.append(
+                    invalid(
+                        path,
+                        [_owner_reference_value(r) for r in refs],
+                        'Only one reference can have Controller set to true. Found "true" in '
+                        f"references for {first_controller} and {name}",
+                    )
+                )
+            else:
+                first_controller = name
+    return errs
+
+
+def validate_finalizers(finalizers: list[str], path: str) -> Errors:
+    # mirrors ValidateFinalizers (ValidateFinalizerName is a qualified name)
+    errs = [invalid(path, f, m) for f in finalizers for m in qualified_name(f)]
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        errs.append(invalid(path, list(finalizers), "finalizer orphan and foregroundDeletion cannot be both set"))
+    return errs
+
+
+def validate_meta_update(new: ObjectMeta, old: ObjectMeta) -> Errors:
+    """What a user's update may not change in metadata: mirrors rest.BeforeUpdate (which keeps
+    the stored uid when none is given, ignores creationTimestamp and keeps a deletionTimestamp
+    once set) and then ValidateObjectMetaAccessorUpdate's ValidateImmutableField checks."""
+    errs: Errors = []
+    if new.uid and new.uid != old.uid:
+        errs.append(invalid("metadata.uid", new.uid, "field is immutable"))
+    if old.deletion_timestamp is None and new.deletion_timestamp is not None:
+        errs.append(invalid("metadata.deletionTimestamp", _go_time(new.deletion_timestamp), "field is immutable"))
+    return errs
+
+
+def _go_time(at: datetime) -> Stringer:
+    """A time as Go's time.Time.String() prints it: `2026-11-21 00:00:00 +0000 UTC`."""
+    text = at.strftime("%Y-%m-%d %H:%M:%S")
+    if at.microsecond:
+        text += f".{at.microsecond:06d}".rstrip("0")
+    offset = at.utcoffset()
+    if offset is None or not offset:
+        return Stringer(text + " +0000 UTC")
+    minutes = int(offset.total_seconds()) // 60
+    sign = "+" if minutes >= 0 else "-"
+    return Stringer(f"{text} {sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d} {sign}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}")
 
 
 # --- label selectors --------------------------------------------------------------------------

@@ -56,11 +56,16 @@ def cmd_describe(args: argparse.Namespace) -> int:
     from replay.cli.common import load_cluster, open_store, out, report_errors
     from replay.printers.describe import describe
 
+    request = resources.Request.of(args, args.resources)
     with open_store(args) as store:
-        cluster = load_cluster(store)
+        cluster = _pods_only(store, request) or load_cluster(store)
         source = resources.Source(cluster, store)
-        request = resources.Request.of(args, args.resources)
         result = resources.build(request, source, verb="describe", allow_empty_selector=True)
+        if result.errors and cluster.position and not cluster.objects.get("Node"):
+            # a pod named by a prefix: look again in the whole cluster
+            cluster = load_cluster(store)
+            source = resources.Source(cluster, store)
+            result = resources.build(request, source, verb="describe", allow_empty_selector=True)
         infos, errors = result.infos, []
         if result.selection.documents:
             infos = []
@@ -78,12 +83,20 @@ def cmd_describe(args: argparse.Namespace) -> int:
                 infos += matches
             else:
                 errors.append(line)
-        all_events = derived.events(cluster, store) if args.show_events else []
+        whole_log: list[dict[str, object]] | None = None
         texts = []
         for info in infos:
-            events = derived.events_about(all_events, info.obj) if not isinstance(info.obj, dict) else [
-                e for e in all_events if e["involvedObject"].get("kind") == info.kind and e["involvedObject"].get("name") == info.name
-            ]
+            if not args.show_events:
+                events: list[dict[str, object]] = []
+            elif info.kind in OWN_STREAM_EVENTS and not isinstance(info.obj, dict):
+                # every event about a pod or a node comes from its own stream: read only that
+                events = derived.events_about(derived.derive_events(store.stream(info.kind, info.namespace, info.name)), info.obj)
+            else:
+                if whole_log is None:
+                    whole_log = derived.events(cluster, store)
+                events = derived.events_about(whole_log, info.obj) if not isinstance(info.obj, dict) else [
+                    e for e in whole_log if e["involvedObject"].get("kind") == info.kind and e["involvedObject"].get("name") == info.name  # type: ignore[union-attr]
+                ]
             texts.append(describe(info.obj, cluster, events, cluster.now))
         out("\n\n".join(t.rstrip("\n") for t in texts))
         if not infos and not errors:
@@ -91,6 +104,25 @@ def cmd_describe(args: argparse.Namespace) -> int:
 
             err(f"No resources found in {args.namespace} namespace.")
     return report_errors(errors)
+
+
+# kinds whose events all come from their own stream (a workload's SuccessfulCreate comes from
+# its pods', a Deployment's ScalingReplicaSet from its ReplicaSets': those read the whole log)
+OWN_STREAM_EVENTS = ("Pod", "Node", "PersistentVolumeClaim", "Service", "ControllerRevision")
+
+
+def _pods_only(store: object, request: object) -> object:
+    """`describe pod NAME...`: a cluster of just those pods, each read from its own stream, so a
+    pod's description costs what its history costs, not the log's length."""
+    from projections import cluster_state
+    from replay.cli import resources
+
+    selection = resources.parse(request, verb="describe")  # type: ignore[arg-type]
+    pairs = selection.tuples or [(k, n) for k in selection.types for n in selection.names]
+    if not pairs or any(kind != "Pod" for kind, _ in pairs) or getattr(request, "selector", ""):
+        return None
+    namespace = getattr(request, "namespace", "default")
+    return cluster_state.objects(store, [("Pod", namespace, name) for _, name in pairs])  # type: ignore[arg-type]
 
 
 def _missing(line: str, selection: object) -> tuple[str, str]:

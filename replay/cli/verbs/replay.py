@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from replay.cli.common import Parents, Subparsers, UsageError
+from replay.cli.common import Parents, Subparsers, UsageError, add_bool
 
 DESCRIPTION = """Replay a history file (JSON Lines, one operation a line: docs/history-format.md) into the store and run the controllers to rest.
 
@@ -14,8 +14,9 @@ DESCRIPTION = """Replay a history file (JSON Lines, one operation a line: docs/h
 EXAMPLES = """  # Replay the DaemonSet seed into the default store (sqlite:kreplay.db)
   kreplay replay examples/fluentd-daemonset.jsonl
 
-  # Replay only lines 1-5, into a store of its own
+  # Replay lines 1-5, then the rest on top: the same log as replaying the whole file
   kreplay replay examples/fluentd-daemonset.jsonl --lines 1-5 --store sqlite:demo.db
+  kreplay replay examples/fluentd-daemonset.jsonl --lines 6- --append --store sqlite:demo.db
 
   # A long rollout: let six hours of virtual time pass after the last line
   kreplay replay big-rollout.jsonl --settle 6h"""
@@ -26,6 +27,7 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
 
     p = subparsers.add_parser("replay", parents=[parents.store, parents.write], help="Replay a history file and run the controllers to rest", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay replay HISTORY.jsonl [--lines N[-M]] [--settle DURATION] [--feature-gates NAME=BOOL] [options]")
     p.add_argument("history")
+    add_bool(p, "--append", help="Add the history on top of the cluster the store already holds (otherwise a store that holds one is refused).")
     p.add_argument("--lines", default="", metavar="N[-M]", help="Replay only these lines of the file (the whole file is still checked)")
     p.add_argument(
         "--feature-gates",
@@ -44,7 +46,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from engine.operations import Rejected
     from replay.cli.common import UserError, err, iso, open_store, out
     from replay.cli.progress import Bar
-    from replay.history import HistoryError, load_history, parse_duration
+    from replay.history import HistoryError, load_history, locate, parse_duration
     from replay.session import run
 
     try:
@@ -57,25 +59,53 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"--settle: {exc}", verb="replay") from None
     _set_feature_gates(args.feature_gates)
     source = args.history
+    settle_until = None
+    next_line = 0
     if args.lines:
         first, last = _line_range(args.lines)
+        later = [o for o in operations if o.line > last]
         operations = [o for o in operations if first <= o.line <= last]
         source = f"{args.history} lines {args.lines}"
+        if later:
+            # a history replayed in parts equals the whole: settle only up to the next line's time
+            settle_until, next_line = later[0].at, later[0].line
     with open_store(args, write=True, create=True) as store:
+        if store.head and not args.append:
+            when = store.time_of(store.head)
+            raise UserError(
+                f"error: {store.display_url} already holds a cluster (positions 1-{store.head}, up to "
+                f"{iso(when) if when else '-'}): pass --append to replay {args.history} on top of it, or choose a new store"
+            )
         bar = Bar(len(operations), args.progress)
         try:
-            summary, engine = run(store, operations, settle_limit=settle_limit, observe=bar)
+            summary, engine = run(
+                store,
+                operations,
+                settle_limit=settle_limit,
+                settle_until=settle_until,
+                wait=args.wait,
+                description=f"kreplay replay {source}",
+                salt=f"feature-gates={args.feature_gates}",
+                observe=bar,
+            )
         except Rejected as exc:
-            raise UserError(f"error: {args.history}:{exc}") from None
+            raise UserError(f"error: {locate(exc, operations, args.history)}") from None
         finally:
             bar.close()
         s = summary.settled
+        if summary.resumed_at:
+            out(f"resumed an interrupted run of {source} after its first {summary.resumed_at} operations")
         out(
             f"replayed {summary.operations} operations from {source}: "
             f"{summary.events} events (positions {summary.first_position}-{summary.last_position})"
-            f" into {store.url}"
+            f" into {store.display_url}"
         )
-        if s.at_rest:
+        if settle_until is not None and not s.at_rest:
+            out(
+                f"cluster settled up to {iso(settle_until)}, the time of line {next_line} (the next line not replayed; "
+                f"replay it with --lines {next_line}- --append): {_census(engine.cluster)}"
+            )
+        elif s.at_rest:
             out(f"cluster at rest at {iso(s.now)}: {_census(engine.cluster)}")
         else:
             last_at = operations[-1].at if operations else s.now

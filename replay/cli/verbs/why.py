@@ -43,7 +43,13 @@ def cmd_why(args: argparse.Namespace) -> int:
     kind, name = pairs[0]
     namespace = "" if kind in CLUSTER_SCOPED else args.namespace
     with open_store(args) as store:
-        cluster = load_cluster(store)
+        # only the object's own stream, unless the StatefulSet's blocker needs its pods
+        if kind == "StatefulSet":
+            cluster = load_cluster(store)
+        else:
+            from projections import cluster_state
+
+            cluster = cluster_state.objects(store, [(kind, namespace, name)])
         trail = audit_trail.load(store)
         text = explain(trail, cluster, kind, namespace, name)
         if text is None:

@@ -1,0 +1,623 @@
+"""The event store: the log (chained, verified on every read), cluster snapshots, one writer.
+
+Each event is one row of eventsourcing's `stored_events` in the stream of the object it is about
+(uuid5 of its key; the cluster's own events go to one cluster stream), with its log position as
+originator_version, msgspec JSON as its state (encrypted with the library's AES-GCM cipher when
+the store is) and `module:qualname` as its topic; `kreplay_log` chains the positions.
+
+The committed log ends at the *head*. A writer holds the store's write lock for its whole run
+and appends in chunks past the head (*staged*), recording how far the run got; its last
+transaction moves the head. Readers never read past the head, so they see whole runs only; a
+run that fails, or is interrupted by Ctrl-C, deletes what it staged; one killed outright leaves
+its chunks staged, and the same run started again resumes from them (`session.run`).
+
+Reads verify what they touch: the chain from the snapshot (or the start) onward, each event of
+a stream against its link, each snapshot against its digest and the log's link at its position.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from hashlib import sha256
+
+import msgspec
+
+from engine import events as ev
+from engine.api.names import CLUSTER_STREAM, stream_id
+from engine.api.state import Cluster
+from engine.store import chain
+from engine.store.backends import FORMAT, Backend, NewRow, open_backend
+from engine.store.errors import (
+    CipherError,
+    NotAStore,
+    StoreConflict,
+    StoreDamaged,
+    StoreError,
+)
+from engine.store.urls import DEFAULT_URL, StoreURL, parse_url
+
+PAGE = 2_000
+CLUSTER = "cluster-state"
+CIPHER_KEY_ENV = "KREPLAY_CIPHER_KEY"
+_CIPHER_CHECK = b"kreplay cipher check"
+
+# Snapshots of the cluster: one when the log has grown by max(SNAPSHOT_MIN_EVENTS, objects)
+# since the last (so writing them costs about as much as folding the events between them, and
+# a read folds at most that many), at most MAX_SNAPSHOTS kept, thinned so they stay spread
+# over the log for time travel.
+SNAPSHOT_MIN_EVENTS = 10_000
+MAX_SNAPSHOTS = 8
+
+_TOPICS = {cls: f"{cls.__module__}:{cls.__qualname__}" for cls in ev.AnyEvent.__args__}  # type: ignore[attr-defined]
+
+
+class RunRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """How far an unfinished run got: kept in the store while its chunks are staged."""
+
+    identity: str  # sha256 of what the run does: only the same run may continue it
+    description: str
+    base: int  # the head when it started
+    staged: int  # the last position it staged
+    operations_done: int
+    settling: bool = False  # all operations done, running to rest
+    now: datetime | None = None
+    bound: datetime | None = None  # the settle bound, once settling
+
+
+_RUN_ENC = msgspec.json.Encoder(order="deterministic")
+_RUN_DEC = msgspec.json.Decoder(RunRecord)
+
+
+def _stream(event: ev.Event) -> uuid.UUID:
+    subject = ev.subject(event)
+    return stream_id(*subject) if subject else CLUSTER_STREAM
+
+
+class _Cipher:
+    def __init__(self, key: str) -> None:
+        from eventsourcing.cryptography import AESCipher
+        from eventsourcing.utils import Environment
+
+        try:
+            self._aes = AESCipher(Environment(env={"CIPHER_KEY": key}))
+        except (ValueError, OSError):
+            raise CipherError(
+                f"error: {CIPHER_KEY_ENV} is not an AES key: expected 16, 24 or 32 random bytes in base64 "
+                "(e.g. `python -c \"import os,base64;print(base64.b64encode(os.urandom(32)).decode())\"`)"
+            ) from None
+        self.encrypt = self._aes.encrypt
+
+    def decrypt(self, data: bytes) -> bytes:
+        return self._aes.decrypt(data)
+
+
+@dataclass
+class FsckReport:
+    events: int = 0
+    head: int = 0
+    staged: int = 0
+    snapshots: int = 0
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (position, what)
+    repairable: bool = False  # only an interrupted run's leftovers or bad snapshots
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def first_bad(self) -> int | None:
+        return min(p for p, _ in self.problems) if self.problems else None
+
+
+class EventStore:
+    """One store. `create=False` refuses to make a new one; `readonly=True` never writes."""
+
+    def __init__(
+        self, url: str | None = None, *, create: bool = True, readonly: bool = False, encrypt: bool = False
+    ) -> None:
+        self.url = url or os.environ.get("KREPLAY_STORE") or DEFAULT_URL
+        self.parsed: StoreURL = parse_url(self.url)
+        self.readonly = readonly
+        self._backend: Backend = open_backend(self.parsed, create=create and not readonly, readonly=readonly)
+        self._cipher: _Cipher | None = None
+        try:
+            self.refresh()
+            self._setup_cipher(encrypt)
+        except BaseException:
+            self._backend.close()
+            raise
+
+    @property
+    def display_url(self) -> str:
+        return self.parsed.display
+
+    def refresh(self) -> None:
+        """Re-read the head and any interrupted run (a writer does, once it holds the lock)."""
+        meta = self._backend.meta()
+        if meta.get("format") != FORMAT:
+            found = meta.get("format", b"none").decode(errors="replace")
+            raise NotAStore(f"error: {self.display_url} holds store format {found!r}; this kreplay reads {FORMAT.decode()!r}")
+        try:
+            self.head = int(meta.get("head", b"0"))
+        except ValueError:
+            raise StoreDamaged(0, "its recorded head is not a number") from None
+        self.head_link = meta.get("head_link", chain.GENESIS)
+        self.pending = _RUN_DEC.decode(meta["run"]) if "run" in meta else None
+        self._meta = meta
+
+    def _setup_cipher(self, encrypt: bool) -> None:
+        check = self._meta.get("cipher")
+        key = os.environ.get(CIPHER_KEY_ENV, "")
+        if check is None:
+            if not encrypt:
+                return
+            if self.readonly:
+                raise CipherError("error: --encrypt applies when a write creates the store")
+            if self._backend.max_position() or self._backend.event_count():
+                raise CipherError(
+                    f"error: {self.display_url} is not encrypted and already holds events: "
+                    "--encrypt applies only to a new store"
+                )
+            if not key:
+                raise CipherError(f"error: --encrypt needs the key in ${CIPHER_KEY_ENV} (base64 of 16, 24 or 32 bytes)")
+            self._cipher = _Cipher(key)
+            with self._backend.transaction():
+                self._backend.put_meta("cipher", self._cipher.encrypt(_CIPHER_CHECK))
+            self._meta["cipher"] = b""
+            return
+        if not key:
+            raise CipherError(f"error: {self.display_url} is encrypted: set ${CIPHER_KEY_ENV} to its key")
+        self._cipher = _Cipher(key)
+        try:
+            ok = self._cipher.decrypt(check) == _CIPHER_CHECK
+        except ValueError:
+            ok = False
+        if not ok:
+            raise CipherError(f"error: ${CIPHER_KEY_ENV} is not the key {self.display_url} was encrypted with")
+
+    @property
+    def encrypted(self) -> bool:
+        return self._cipher is not None
+
+    def close(self) -> None:
+        self._backend.close()
+
+    def __enter__(self) -> EventStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- bytes in and out ---------------------------------------------------------------------
+
+    def _open(self, position: int, stored: bytes) -> bytes:
+        if self._cipher is None:
+            return stored
+        try:
+            return self._cipher.decrypt(stored)
+        except ValueError:
+            raise StoreDamaged(position, "its event does not decrypt (edited, or another key)") from None
+
+    def _seal(self, data: bytes) -> bytes:
+        return data if self._cipher is None else self._cipher.encrypt(data)
+
+    # --- the log --------------------------------------------------------------------------------
+
+    def last_position(self) -> int:
+        return self.head
+
+    def _chain_from(self, after: int) -> bytes:
+        if after == 0:
+            return chain.GENESIS
+        found = self._backend.link_at(after)
+        if found is None:
+            raise StoreDamaged(after, "the log has no such position")
+        return found
+
+    def _verified(self, after: int, upto: int, previous: bytes) -> Iterator[tuple[int, bytes]]:
+        """(position, canonical bytes) for after < position <= upto, each checked against the chain."""
+        expected = after
+        while expected < upto:
+            rows = self._backend.rows(expected, upto, PAGE)
+            if not rows:
+                raise StoreDamaged(expected + 1, "the position is missing from the log")
+            for position, link, stored in rows:
+                if position != expected + 1:
+                    raise StoreDamaged(expected + 1, "the position is missing from the log")
+                if stored is None:
+                    raise StoreDamaged(position, "its event is missing (deleted or renumbered)")
+                data = self._open(position, stored)
+                previous = chain.link(previous, position, data)
+                if previous != link:
+                    raise StoreDamaged(position, "the event does not match the hash chain (edited?)")
+                expected = position
+                yield position, data
+        if upto == self.head and upto > after and previous != self.head_link:
+            raise StoreDamaged(upto, "the chain does not end in the recorded head")
+
+    def read_raw(self, after: int = 0, upto: int | None = None) -> Iterator[bytes]:
+        """The canonical bytes of each event after `after` up to `upto` (default: the head)."""
+        end = self.head if upto is None else min(upto, self.head)
+        if after >= end:
+            return
+        for _, data in self._verified(after, end, self._chain_from(after)):
+            yield data
+
+    def read(self, after: int = 0, upto: int | None = None) -> Iterator[ev.AnyEvent]:
+        end = self.head if upto is None else min(upto, self.head)
+        if after >= end:
+            return
+        for position, data in self._verified(after, end, self._chain_from(after)):
+            event = ev.decode(data)
+            if event.position != position:
+                raise StoreDamaged(position, f"the event says it is position {event.position}")
+            yield event
+
+    def event_at(self, position: int) -> ev.AnyEvent | None:
+        """The event at one position (None outside 1..head), checked against its link."""
+        if not 1 <= position <= self.head:
+            return None
+        found = self._backend.row_at(position)
+        if found is None:
+            raise StoreDamaged(position, "the position is missing from the log")
+        link, previous, stored = found
+        if stored is None:
+            raise StoreDamaged(position, "its event is missing (deleted or renumbered)")
+        return self._check(position, stored, link, previous)
+
+    def _check(self, position: int, stored: bytes, link: bytes | None, previous: bytes | None) -> ev.AnyEvent:
+        if link is None:
+            raise StoreDamaged(position, "the event has no row in the log")
+        if previous is None:
+            if position != 1:
+                raise StoreDamaged(position - 1, "the position is missing from the log")
+            previous = chain.GENESIS
+        data = self._open(position, stored)
+        if chain.link(previous, position, data) != link:
+            raise StoreDamaged(position, "the event does not match the hash chain (edited?)")
+        event = ev.decode(data)
+        if event.position != position:
+            raise StoreDamaged(position, f"the event says it is position {event.position}")
+        return event
+
+    def stream(self, kind: str, namespace: str, name: str, upto: int | None = None) -> list[ev.AnyEvent]:
+        """Every event about one object key up to `upto` (default: the head), oldest first."""
+        end = self.head if upto is None else min(upto, self.head)
+        rows = self._backend.stream_rows(stream_id(kind, namespace, name), end)
+        return [self._check(p, s, h, prev) for p, s, h, prev in rows]
+
+    def time_of(self, position: int) -> datetime | None:
+        event = self.event_at(position)
+        return event.at if event is not None else None
+
+    def position_at(self, at: datetime) -> int:
+        """The last position whose event happened at or before `at` (0 if none): for `--at TIME`."""
+        lo, hi = 0, self.head  # invariant: time_of(lo) <= at (or lo == 0), time_of(hi+1) > at
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            when = self.time_of(mid)
+            if when is not None and when <= at:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    # --- the cluster at a position ----------------------------------------------------------------
+
+    def cluster_at(self, position: int | None = None, *, staged: bool = False) -> Cluster:
+        """The cluster as of `position` (default: the head): the newest snapshot at or before it,
+        caught up with the log. `staged=True` lets a writer resume past the head."""
+        target = self.head if position is None else position
+        limit = self._backend.max_position() if staged else self.head
+        if target < 0 or target > limit:
+            raise StoreError(f"error: position {target} is outside the log (1-{limit})")
+        cluster = Cluster()
+        start = 0
+        previous = chain.GENESIS
+        for at in reversed(self._backend.snapshot_positions(CLUSTER)):
+            if at <= target:
+                cluster, previous = self._load_snapshot(at)
+                start = at
+                break
+        for pos, data in self._verified(start, target, previous):
+            event = ev.decode(data)
+            if event.position != pos:
+                raise StoreDamaged(pos, f"the event says it is position {event.position}")
+            cluster.evolve(event)
+        return cluster
+
+    def _load_snapshot(self, position: int) -> tuple[Cluster, bytes]:
+        found = self._backend.snapshot(CLUSTER, position)
+        assert found is not None
+        link, digest, stored = found
+        if sha256(stored).digest() != digest:
+            raise StoreDamaged(position, "the cluster snapshot does not match its digest (edited?)")
+        if self._backend.link_at(position) != link:
+            raise StoreDamaged(position, "the cluster snapshot was not taken from this log")
+        try:
+            cluster = Cluster.restore(zlib.decompress(self._open(position, stored)))
+        except (zlib.error, msgspec.DecodeError, msgspec.ValidationError):
+            raise StoreDamaged(position, "the cluster snapshot does not decode") from None
+        if cluster.position != position:
+            raise StoreDamaged(position, "the cluster snapshot is of another position")
+        return cluster, link
+
+    def snapshot_positions(self) -> list[int]:
+        return [p for p in self._backend.snapshot_positions(CLUSTER) if p <= self.head]
+
+    # --- writing ----------------------------------------------------------------------------------
+
+    def writer(self, wait: bool = False) -> Writer:
+        """Take the write lock (or raise StoreBusy; `wait=True` waits for it)."""
+        if self.readonly:
+            raise StoreError(f"error: {self.display_url} was opened read-only")
+        return Writer(self, wait)
+
+    def append(self, events: Sequence[ev.Event]) -> None:
+        """Write `events` as one run in one transaction (tests and simple tools)."""
+        with self.writer() as w:
+            if w.pending is not None:
+                raise StoreError(interrupted_message(self, w.pending))
+            w.commit(events)
+
+    # --- checking and exporting ---------------------------------------------------------------------
+
+    def fsck(self, repair: bool = False) -> FsckReport:
+        return _fsck(self, repair)
+
+    def export(self, write: Callable[[bytes], object]) -> tuple[int, bytes]:
+        """Write the log as `kreplay log -o json` lines plus a ChainHead trailer: (events, head)."""
+        previous = chain.GENESIS
+        count = 0
+        for position, data in self._verified(0, self.head, chain.GENESIS):
+            write(data + b"\n")
+            previous = chain.link(previous, position, data)
+            count = position
+        write(chain.trailer(count, previous) + b"\n")
+        return count, previous
+
+
+def interrupted_message(store: EventStore, run: RunRecord) -> str:
+    return (
+        f"error: an interrupted run ({run.description or 'a replay'}) left positions "
+        f"{run.base + 1}-{run.staged} unfinished in {store.display_url}: run the same command again to finish it, "
+        "or `kreplay fsck --repair` to drop it; nothing was appended"
+    )
+
+
+class Writer:
+    """The store's single writer: holds the write lock until closed."""
+
+    def __init__(self, store: EventStore, wait: bool) -> None:
+        self.store = store
+        self._backend = store._backend
+        self._backend.lock(wait)
+        try:
+            store.refresh()
+            self.base = store.head
+            self.pending = store.pending
+            self.staged_to = self.pending.staged if self.pending else self.base
+            if self._backend.max_position() != self.staged_to:
+                raise StoreConflict(
+                    min(self._backend.max_position(), self.staged_to) + 1,
+                    "positions past the head belong to no run: `kreplay fsck --repair` drops them",
+                )
+            self.tip = store._chain_from(self.staged_to) if self.staged_to else chain.GENESIS
+            snaps = [p for p in self._backend.snapshot_positions(CLUSTER) if p <= self.staged_to]
+            self.last_snapshot = snaps[-1] if snaps else 0
+        except BaseException:
+            self._backend.unlock()
+            raise
+
+    def __enter__(self) -> Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._backend.unlock()
+
+    def _rows(self, events: Sequence[ev.Event]) -> list[NewRow]:
+        rows: list[NewRow] = []
+        previous = self.tip
+        expected = self.staged_to + 1
+        seal = self.store._seal
+        for e in events:
+            if e.position != expected:
+                raise StoreConflict(expected, f"the run produced position {e.position} next")
+            data = ev.encode(e)
+            previous = chain.link(previous, e.position, data)
+            rows.append((_stream(e), e.position, _TOPICS[type(e)], seal(data), previous))
+            expected += 1
+        return rows
+
+    def _write(self, events: Sequence[ev.Event], cluster: Cluster | None, run: RunRecord | None, final: bool) -> None:
+        rows = self._rows(events)
+        last = rows[-1][1] if rows else self.staged_to
+        tip = rows[-1][4] if rows else self.tip
+        backend = self._backend
+        with backend.transaction():
+            # re-check under the database's own lock: nobody else moved the head or staged rows
+            meta = backend.meta()
+            head = int(meta.get("head", b"0"))
+            top = backend.max_position()
+            if head != self.base or top != self.staged_to:
+                raise StoreConflict(min(top, self.staged_to) + 1 if top != self.staged_to else self.base + 1)
+            if rows:
+                backend.insert(rows)
+            if cluster is not None and self._snapshot_due(cluster, last):
+                self._snapshot(cluster, last, tip)
+            if final:
+                backend.put_meta("head", str(last).encode())
+                backend.put_meta("head_link", tip)
+                backend.delete_meta("run")
+            elif run is not None:
+                backend.put_meta("run", _RUN_ENC.encode(run))
+        self.staged_to, self.tip = last, tip
+        if final:
+            self.base = last
+            self.pending = None
+            self.store.refresh()
+
+    def stage(self, events: Sequence[ev.Event], run: RunRecord, cluster: Cluster | None = None) -> None:
+        """Append a chunk past the head, recording how far the run got (`run.staged` is set here)."""
+        last = events[-1].position if events else self.staged_to
+        self.pending = msgspec.structs.replace(run, base=self.base, staged=last)
+        self._write(events, cluster, self.pending, final=False)
+
+    def commit(self, events: Sequence[ev.Event], cluster: Cluster | None = None) -> None:
+        """Append the last chunk and move the head past everything staged: the run is in the log."""
+        self._write(events, cluster, None, final=True)
+
+    def discard(self) -> None:
+        """Delete everything staged past the head: the log is as it was before the run."""
+        with self._backend.transaction():
+            self._backend.delete_after(self.base)
+            self._backend.delete_meta("run")
+        self.staged_to, self.pending = self.base, None
+        self.tip = self.store._chain_from(self.base)
+        self.store.refresh()
+
+    # --- snapshots ----------------------------------------------------------------------------
+
+    def _snapshot_due(self, cluster: Cluster, position: int) -> bool:
+        return cluster.position == position and position - self.last_snapshot >= max(SNAPSHOT_MIN_EVENTS, cluster.count())
+
+    def _snapshot(self, cluster: Cluster, position: int, link: bytes) -> None:
+        state = self.store._seal(zlib.compress(cluster.snapshot(), 1))
+        self._backend.put_snapshot(CLUSTER, position, link, state)
+        self.last_snapshot = position
+        positions = self._backend.snapshot_positions(CLUSTER)
+        while len(positions) > MAX_SNAPSHOTS:
+            drop = thin(positions)
+            self._backend.delete_snapshot(CLUSTER, drop)
+            positions.remove(drop)
+
+    def snapshot_now(self, cluster: Cluster) -> None:
+        """A snapshot at the head (tests and tools): only of the cluster at exactly the tip."""
+        with self._backend.transaction():
+            self._snapshot(cluster, self.staged_to, self.tip)
+
+
+def thin(positions: Sequence[int]) -> int:
+    """Which snapshot to drop when there are too many: never the oldest or newest; the one whose
+    neighbours are closest together, so the rest stay spread out (older ones sparser)."""
+    best = min(range(1, len(positions) - 1), key=lambda i: (positions[i + 1] - positions[i - 1], positions[i]))
+    return positions[best]
+
+
+def _fsck(store: EventStore, repair: bool) -> FsckReport:
+    backend = store._backend
+    store.refresh()
+    report = FsckReport(head=store.head)
+    top = backend.max_position()
+    report.staged = top - store.head
+    problems = report.problems
+    # the chain over every position, staged ones too
+    previous = chain.GENESIS
+    expected = 0
+    cluster = Cluster()
+    snaps = backend.snapshot_positions(CLUSTER)
+    report.snapshots = len(snaps)
+    wanted = set(snaps)
+    clusters: dict[int, bytes] = {}
+    broken = False
+    while expected < top and not broken:
+        rows = backend.rows(expected, top, PAGE)
+        if not rows:
+            problems.append((expected + 1, "the position is missing from the log"))
+            break
+        for position, link, stored in rows:
+            if position != expected + 1:
+                problems.append((expected + 1, "the position is missing from the log"))
+                broken = True
+                break
+            if stored is None:
+                problems.append((position, "its event is missing (deleted or renumbered)"))
+                broken = True
+                break
+            try:
+                data = store._open(position, stored)
+                event = ev.decode(data)
+            except StoreDamaged as exc:
+                problems.append((position, exc.what))
+                broken = True
+                break
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                problems.append((position, f"its event does not decode: {exc}"))
+                broken = True
+                break
+            previous = chain.link(previous, position, data)
+            if previous != link:
+                problems.append((position, "the event does not match the hash chain (edited?)"))
+                broken = True
+                break
+            if event.position != position:
+                problems.append((position, f"the event says it is position {event.position}"))
+                broken = True
+                break
+            try:
+                cluster.evolve(event)
+            except ValueError as exc:
+                problems.append((position, f"the event does not fold: {exc}"))
+                broken = True
+                break
+            if position in wanted:
+                clusters[position] = cluster.snapshot()
+            if position == store.head and previous != store.head_link:
+                problems.append((position, "the chain does not end in the recorded head"))
+            expected = position
+    report.events = expected
+    if store.head > top:
+        problems.append((top + 1, f"the recorded head {store.head} is past the log's end"))
+    if top > store.head and (store.pending is None or store.pending.staged != top):
+        problems.append((store.head + 1, f"positions {store.head + 1}-{top} are past the head and belong to no run"))
+        report.repairable = True
+    count = backend.event_count()
+    if count != top:
+        orphan = backend.orphan_event()
+        if orphan is not None:
+            problems.append((orphan, "a stored event has no row in the log (added behind the store's back?)"))
+    bad_snapshots = []
+    for at in snaps:
+        found = backend.snapshot(CLUSTER, at)
+        assert found is not None
+        link, digest, stored_state = found
+        reason = ""
+        if sha256(stored_state).digest() != digest:
+            reason = "the cluster snapshot does not match its digest"
+        elif backend.link_at(at) != link:
+            reason = "the cluster snapshot was not taken from this log"
+        elif at in clusters:
+            try:
+                # compared as decoded, re-encoded: the writer's live cluster may hold an int
+                # where the decoded log holds the equal float (1 vs 1.0)
+                kept = Cluster.restore(zlib.decompress(store._open(at, stored_state))).snapshot()
+                if kept != clusters[at]:
+                    reason = "the cluster snapshot differs from the log folded to its position"
+            except (zlib.error, StoreDamaged, msgspec.DecodeError, msgspec.ValidationError):
+                reason = "the cluster snapshot does not decode"
+        if reason:
+            problems.append((at, reason))
+            bad_snapshots.append(at)
+    only_repairable = all(
+        (p == store.head + 1 and "belong to no run" in what) or p in bad_snapshots for p, what in problems
+    )
+    report.repairable = bool(problems) and only_repairable or (report.staged > 0)
+    if repair and (only_repairable or report.staged > 0):
+        with store.writer() as w:
+            if report.staged:
+                w.discard()
+            with backend.transaction():
+                for at in bad_snapshots:
+                    backend.delete_snapshot(CLUSTER, at)
+        if only_repairable:
+            problems.clear()
+        report.staged = 0
+    return report
