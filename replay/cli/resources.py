@@ -197,7 +197,7 @@ def build(
     selection = parse(request, verb=verb)
     infos: list[Info] = []
     errors: list[str] = []
-    if selection.documents:
+    if request.filenames:
         for doc in selection.documents:
             kind, namespace, name = identify(doc.body, doc, request)
             infos.append(Info(kind, namespace, name, doc.body, doc.source, doc.path, doc.locate))
@@ -280,11 +280,15 @@ def identify(doc: dict[str, Any], origin: FileDocument, request: Request) -> tup
     meta = doc.get("metadata") or {}
     if not isinstance(kind_text, str) or not kind_text:
         raise UserError("error: " + origin.error("kind", "Object has no `kind`"))
-    try:
-        kinds = resolve_type(kind_text)
-    except UserError as exc:
-        raise UserError("error: " + origin.error("kind", str(exc).removeprefix("error: "))) from None
-    kind = kinds[0]
+    from engine.api.objects import KINDS, ObjectDecodeError, decode_object
+
+    if kind_text not in KINDS:
+        # a manifest names its Kind exactly: let decoding say what is wrong, as apply would
+        try:
+            decode_object(doc)
+        except ObjectDecodeError as exc:
+            raise UserError("error: " + origin.error(exc.field, exc.message)) from None
+    kind = kind_text
     name = meta.get("name") or ""
     if kind in CLUSTER_SCOPED:
         return kind, "", name
@@ -375,11 +379,11 @@ def read_documents(paths: Sequence[str], recursive: bool = False) -> list[FileDo
         for doc in documents:
             body = doc.data
             if not isinstance(body, dict):
-                raise UserError("error: " + str(doc.error("", f"expected an object, got {type(body).__name__}")))
+                raise UserError("error: " + str(doc.error("", f"Expected an object, got {type(body).__name__}")))
             if str(body.get("kind", "")).endswith("List") and isinstance(body.get("items"), list):
                 for j, item in enumerate(body["items"]):
                     if not isinstance(item, dict):
-                        raise UserError("error: " + str(doc.error(f"items[{j}]", "expected an object")))
+                        raise UserError("error: " + str(doc.error(f"items[{j}]", f"Expected an object, got {type(item).__name__}")))
                     found.append(FileDocument(item, path, doc.line_of(f"items[{j}]"), f"items[{j}]", doc.line_of))
                 continue
             found.append(FileDocument(body, path, doc.line, "", doc.line_of))

@@ -25,7 +25,7 @@ EXAMPLES = """  # Update deployment web-app with the annotation 'description' an
 def register(subparsers: Subparsers, parents: Parents) -> None:
     from replay.cli.pairs import add_flags
 
-    p = subparsers.add_parser("annotate", parents=[parents.store, parents.namespace], help="Update the annotations on a resource", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay annotate [--overwrite] (-f FILENAME | TYPE NAME) KEY_1=VAL_1 ... KEY_N=VAL_N [--resource-version=version] [options]")
+    p = subparsers.add_parser("annotate", parents=[parents.store, parents.namespace, parents.write], help="Update the annotations on a resource", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay annotate [--overwrite] (-f FILENAME | TYPE NAME) KEY_1=VAL_1 ... KEY_N=VAL_N [--resource-version=version] [options]")
     add_flags(p, "annotation")
     p.set_defaults(func=cmd_annotate)
 

@@ -29,7 +29,7 @@ EXAMPLES = """  # Apply the configuration in web-app.yaml to the cluster, record
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("apply", parents=[parents.store, parents.namespace], help="Apply a configuration to a resource by file name or stdin", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay apply (-f FILENAME) [options]")
+    p = subparsers.add_parser("apply", parents=[parents.store, parents.namespace, parents.write], help="Apply a configuration to a resource by file name or stdin", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay apply (-f FILENAME) [options]")
     add_filenames(p, "that contain the configuration to apply")
     add_at(p)
     p.add_argument("--cause", default=None, help="The change-cause to record (kubernetes.io/change-cause), instead of the command line --record would record.")

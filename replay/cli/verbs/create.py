@@ -30,7 +30,7 @@ EXAMPLES = """  # Create the fluentd-elasticsearch DaemonSet from its manifest
 
 
 def register(subparsers: Subparsers, parents: Parents) -> None:
-    p = subparsers.add_parser("create", parents=[parents.store, parents.namespace], help="Create a resource from a file or from stdin", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay create -f FILENAME [options]")
+    p = subparsers.add_parser("create", parents=[parents.store, parents.namespace, parents.write], help="Create a resource from a file or from stdin", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay create -f FILENAME [options]")
     add_filenames(p, "to use to create the resource")
     add_at(p)
     add_record(p)

@@ -27,7 +27,7 @@ EXAMPLES = """  # Label node node-1 with disk=ssd
 def register(subparsers: Subparsers, parents: Parents) -> None:
     from replay.cli.pairs import add_flags
 
-    p = subparsers.add_parser("label", parents=[parents.store, parents.namespace], help="Update the labels on a resource", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay label [--overwrite] (-f FILENAME | TYPE NAME) KEY_1=VAL_1 ... KEY_N=VAL_N [--resource-version=version] [options]")
+    p = subparsers.add_parser("label", parents=[parents.store, parents.namespace, parents.write], help="Update the labels on a resource", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay label [--overwrite] (-f FILENAME | TYPE NAME) KEY_1=VAL_1 ... KEY_N=VAL_N [--resource-version=version] [options]")
     add_flags(p, "label")
     p.set_defaults(func=cmd_label)
 
