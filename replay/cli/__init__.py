@@ -72,6 +72,14 @@ VERBS = (
 )
 
 
+def build_parser() -> dict[str, object]:
+    """Every verb's parser, by command (`rollout history`, ...): imports every verb module, as a
+    process that forks workers does once beforehand. `main` never needs it."""
+    from replay.cli import arguments
+
+    return arguments.load_all(VERBS)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from replay.cli import arguments
     from replay.cli.common import UsageError, UserError, err

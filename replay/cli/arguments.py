@@ -259,6 +259,16 @@ def _load(verb: str, module_name: str, sub: str) -> Command:
     return Command(verb, sub, shim.chosen, module, shim.summaries)
 
 
+def load_all(verbs: Sequence[Any]) -> dict[str, Parser]:
+    """The parser of every command, each verb module imported."""
+    parsers: dict[str, Parser] = {}
+    for verb in _verb_table(verbs).values():
+        for sub in _FAMILIES.get(verb.name, ()) or ("",):
+            command = _load(verb.name, verb.module, sub)
+            parsers[f"{verb.name} {sub}".strip()] = command.parser
+    return parsers
+
+
 # --- running -------------------------------------------------------------------------------------
 
 
