@@ -20,7 +20,8 @@ fresh() { export KREPLAY_STORE="sqlite:demo-$1.db"; rm -f "demo-$1.db" "demo-$1.
 
 show() { printf '\n$ kreplay %s\n' "$*"; "$KREPLAY" "$@" || true; }
 say() { printf '\n==> %s\n' "$*"; }
-replay() { "$KREPLAY" replay "$1" --lines "$2"; }
+# each part goes on top of the last (--append), settled only up to the next line's time
+replay() { "$KREPLAY" replay "$1" --lines "$2" --append; }
 
 daemonset() {
   fresh daemonset
