@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import subprocess
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -70,3 +72,26 @@ def store_url_any(request, tmp_path) -> Iterator[str]:
 def store(store_url_any) -> Iterator[EventStore]:
     with EventStore(store_url_any) as s:
         yield s
+
+
+def debian_tool(binary: str, *packages: str) -> str:
+    """The path of `binary`, installed from Debian's packages when missing (CI runs as root on a
+    machine where apt-get works). A test that needs it fails loudly rather than skip: a tool we
+    cannot install is a broken setup, not a passing test."""
+    found = shutil.which(binary) or (os.path.exists(f"/usr/bin/{binary}") and f"/usr/bin/{binary}")
+    if found:
+        return str(found)
+    wanted = " ".join(packages or (binary,))
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        pytest.fail(f"{binary} is not installed and this user cannot install it: run `apt-get install -y {wanted}` as root")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-qq", *(packages or (binary,))]
+    if subprocess.run(install, env=env, capture_output=True).returncode != 0:
+        subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True)
+        done = subprocess.run(install, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.fail(f"installing {binary} failed (apt-get install {wanted}):\n{done.stderr[-2000:]}")
+    found = shutil.which(binary)
+    if not found:
+        pytest.fail(f"apt-get installed {wanted} but no `{binary}` is on PATH")
+    return found

@@ -5,7 +5,6 @@ imports no engine code for `--help`, `--version` and `completion`."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
@@ -14,6 +13,7 @@ import pytest
 from replay.cli import VERBS, main
 from replay.cli.arguments import _FAMILIES, change_cause, split
 from replay.cli.common import UsageError
+from tests.conftest import debian_tool
 
 
 def families(verb: str) -> tuple[str, ...]:
@@ -182,7 +182,6 @@ def test_completion_names_objects_in_the_store(capsys: pytest.CaptureFixture[str
     assert kreplay(capsys, "__complete", "cordon", "")[1] == "node-1\nnode-2\n"
 
 
-@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_the_bash_script_completes_through_kreplay(tmp_path) -> None:
     """Source the script in a real bash and ask it to complete `kreplay ge`."""
     script = subprocess.run([sys.executable, "-m", "replay.cli", "completion", "bash"], capture_output=True, text=True, check=True).stdout
@@ -191,14 +190,13 @@ def test_the_bash_script_completes_through_kreplay(tmp_path) -> None:
     shim.chmod(0o755)
     test = script + '\nCOMP_WORDS=(kreplay ge); COMP_CWORD=1; _kreplay; echo "${COMPREPLY[@]}"\n'
     env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "KREPLAY_STORE": "memory:"}
-    result = subprocess.run(["bash", "-c", test], capture_output=True, text=True, env=env, check=True)
+    result = subprocess.run([debian_tool("bash"), "-c", test], capture_output=True, text=True, env=env, check=True)
     assert result.stdout.split() == ["get"]
 
 
 @pytest.mark.parametrize("shell", ["zsh", "fish"])
 def test_the_other_scripts_parse_in_their_shell(shell: str) -> None:
-    if shutil.which(shell) is None:
-        pytest.skip(f"{shell} is not installed")
+    binary = debian_tool(shell)
     script = subprocess.run([sys.executable, "-m", "replay.cli", "completion", shell], capture_output=True, text=True, check=True).stdout
     flag = "-n" if shell == "zsh" else "--no-execute"
-    assert subprocess.run([shell, flag], input=script, capture_output=True, text=True).returncode == 0
+    assert subprocess.run([binary, flag], input=script, capture_output=True, text=True).returncode == 0
