@@ -17,8 +17,10 @@ import select
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from queue import Empty, Queue
 
 import pytest
 
@@ -201,15 +203,20 @@ def test_get_watch_prints_the_rollout_as_it_happened(kubectl, seed):
         text=True,
     )
     lines: list[str] = []
+    # A thread reads the lines: select() on a buffered pipe misses lines already in the reader's
+    # buffer when kubectl writes several at once, which made this test flaky.
+    queue: Queue[str] = Queue()
+    threading.Thread(target=lambda: [queue.put(line) for line in proc.stdout] + [queue.put("")], daemon=True).start()  # type: ignore[union-attr]
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and sum("1/1     Running" in line for line in lines) < 4:
-            ready, _, _ = select.select([proc.stdout], [], [], 1)
-            if ready:
-                line = proc.stdout.readline()  # type: ignore[union-attr]
-                if not line:
-                    break
-                lines.append(line)
+            try:
+                line = queue.get(timeout=1)
+            except Empty:
+                continue
+            if not line:
+                break
+            lines.append(line)
     finally:
         proc.terminate()
         proc.wait(10)
