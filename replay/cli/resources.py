@@ -354,39 +354,19 @@ class FileDocument:
 
 
 def read_documents(paths: Sequence[str], recursive: bool = False) -> list[FileDocument]:
-    """The objects in -f arguments: files, directories (`-R` to recurse), `-` for stdin,
-    several documents per file, `List`s expanded; read within replay.safeload's limits (sizes,
-    nesting, aliases, duplicate keys), each with its file and line for errors."""
-    import sys
-
-    from replay.safeload import InputError, load_yaml_documents
+    """The objects in -f arguments: files, directories (`-R` to recurse), `-` for stdin, read
+    by replay.documents (several documents per file, concatenated JSON, `List`s expanded, gzip,
+    within replay.safeload's limits), each with its file and line for errors."""
+    from replay import documents
+    from replay.safeload import InputError
 
     found: list[FileDocument] = []
     for path in _expand(paths, recursive):
         try:
-            if path == "-":
-                stdin = sys.stdin
-                data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
-            else:
-                with open(path, "rb") as f:
-                    data = f.read()
-        except OSError as exc:
-            raise UserError(f"error: {path}: {exc.strerror}") from None
-        try:
-            documents = load_yaml_documents(data, path)
+            for entry in documents.entries(path):
+                found.append(FileDocument(entry.object, path, entry.line, entry.item, entry.lines))
         except InputError as exc:
             raise UserError(f"error: {exc}") from None
-        for doc in documents:
-            body = doc.data
-            if not isinstance(body, dict):
-                raise UserError("error: " + str(doc.error("", f"Expected an object, got {type(body).__name__}")))
-            if str(body.get("kind", "")).endswith("List") and isinstance(body.get("items"), list):
-                for j, item in enumerate(body["items"]):
-                    if not isinstance(item, dict):
-                        raise UserError("error: " + str(doc.error(f"items[{j}]", f"Expected an object, got {type(item).__name__}")))
-                    found.append(FileDocument(item, path, doc.line_of(f"items[{j}]"), f"items[{j}]", doc.line_of))
-                continue
-            found.append(FileDocument(body, path, doc.line, "", doc.line_of))
     return found
 
 
