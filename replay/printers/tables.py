@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import Any
 
 from engine.api.objects import (
-    API_VERSIONS,
     CLUSTER_SCOPED,
     Container,
     ControllerRevision,
@@ -28,6 +27,7 @@ from engine.api.objects import (
     ReplicaSet,
     Service,
     StatefulSet,
+    api_version_of,
     kind_of,
 )
 from engine.api.selectors import format_labels, selector_string
@@ -564,7 +564,9 @@ def table(
         header.append("LABELS")
         for obj, row in zip(objects, rows, strict=True):
             row.append(",".join(f"{k}={v}" for k, v in sorted(_labels_of(obj).items())) or "<none>")
-    if all_namespaces and kind not in CLUSTER_SCOPED and kind != "Namespace":
+    # a custom kind's scope is its CRD's: objects without a namespace are cluster-scoped ones
+    namespaced = kind not in CLUSTER_SCOPED and kind != "Namespace" and any(_namespace_of(o) for o in objects)
+    if all_namespaces and namespaced:
         header = ["NAMESPACE", *header]
         rows = [[_namespace_of(obj), *row] for obj, row in zip(objects, rows, strict=True)]
     lines = rows if no_headers else [header, *rows]
@@ -579,8 +581,7 @@ def resource_prefix(obj: Any) -> str:
     """`daemonset.apps`, `pod`, `event`: the kind and group kubectl names an object by."""
     if isinstance(obj, dict):
         return group_kind(str(obj.get("apiVersion", "v1")), str(obj.get("kind", "")))
-    kind = kind_of(obj)
-    return group_kind(API_VERSIONS[kind], kind)
+    return group_kind(api_version_of(obj), kind_of(obj))
 
 
 def resource_name(obj: Any) -> str:
