@@ -181,7 +181,8 @@ def store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.mark.parametrize(
     "args, expected",
     [
-        pytest.param(["get", "cm"], "NAME   AGE\ncfg    2m\n", id="get-cm-by-short-name"),
+        pytest.param(["get", "cm"], "NAME   DATA   AGE\ncfg    2      2m\n", id="get-cm-by-short-name-with-kubectls-data-column"),
+        pytest.param(["get", "secret", "-n", "zk"], "NAME   TYPE     DATA   AGE\ns      Opaque   1      2m\n", id="get-secret-with-kubectls-type-and-data-columns"),
         pytest.param(["get", "configmaps", "-l", "app=web", "-o", "name"], "configmap/cfg\n", id="a-label-selector-picks-opaque-objects"),
         pytest.param(["get", "jobs"], "NAME   AGE\npi     2m\n", id="get-jobs"),
         pytest.param(["get", "cronjob.batch", "nightly", "-o", "name"], "cronjob.batch/nightly\n", id="a-kind-with-its-group"),
@@ -381,3 +382,37 @@ def test_serve_lists_and_gets_opaque_kinds_and_discovers_them(store: str) -> Non
         assert [i["metadata"]["name"] for i in backups["items"]] == ["b1"]
         batch = client.get("/apis/batch/v1").json()
         assert {r["name"] for r in batch["resources"]} >= {"jobs", "cronjobs"}
+
+
+def test_a_cluster_snapshot_keeps_opaque_objects_and_custom_scopes(store: str) -> None:
+    from engine.api.state import Cluster
+    from projections import cluster_state
+
+    with EventStore(store) as s:
+        cluster = cluster_state.load(s)
+    restored = Cluster.restore(cluster.snapshot())
+    for kind in ("ConfigMap", "Job", "Backup", "CustomResourceDefinition", "Namespace"):
+        assert restored.list(kind) == cluster.list(kind) != []
+    assert restored.cluster_scoped("Backup") and not restored.cluster_scoped("ZookeeperCluster")
+    assert restored.snapshot() == cluster.snapshot()
+
+
+def test_the_audit_trail_reads_opaque_events_as_the_events_they_are(capsys: pytest.CaptureFixture[str], store: str) -> None:
+    code, out, _ = kreplay(capsys, "why", "cm/cfg", "--store", store)
+    assert code == 0 and "  created by kubectl, line 3 of the history" in out and "Opaque" not in out
+
+
+def test_serve_answers_kubectls_table_request_with_the_same_columns_as_get(store: str) -> None:
+    from starlette.testclient import TestClient
+
+    from replay.serve.app import build_app
+    from replay.serve.reading import Replay
+    from replay.serve.watch import parse_speed
+
+    accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+    with EventStore(store) as s, TestClient(build_app(Replay(s), speed=parse_speed("max"), idle_poll=0.01)) as client:
+        table = client.get("/api/v1/namespaces/default/configmaps", headers={"Accept": accept}).json()
+        assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Data", "Age"]
+        assert table["rows"][0]["cells"] == ["cfg", "2", "2m"]
+        jobs = client.get("/apis/batch/v1/namespaces/default/jobs", headers={"Accept": accept}).json()
+        assert [r["cells"][0] for r in jobs["rows"]] == ["pi"]
