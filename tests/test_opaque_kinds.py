@@ -416,3 +416,23 @@ def test_serve_answers_kubectls_table_request_with_the_same_columns_as_get(store
         assert table["rows"][0]["cells"] == ["cfg", "2", "2m"]
         jobs = client.get("/apis/batch/v1/namespaces/default/jobs", headers={"Accept": accept}).json()
         assert [r["cells"][0] for r in jobs["rows"]] == ["pi"]
+
+
+@pytest.mark.parametrize(
+    "args, expected, check",
+    [
+        pytest.param(["label", "cm", "cfg", "tier=db"], "configmap/cfg labeled\n", ["get", "cm", "cfg", "-o", "jsonpath={.metadata.labels.tier}"], id="label-an-opaque-object"),
+        pytest.param(["annotate", "job", "pi", "note=hi"], "job.batch/pi annotated\n", ["get", "job", "pi", "-o", "jsonpath={.metadata.annotations.note}"], id="annotate-an-opaque-object"),
+        pytest.param(["patch", "cm", "cfg", "--type", "merge", "-p", '{"data": {"c": "db"}}'], "configmap/cfg patched\n", ["get", "cm", "cfg", "-o", "jsonpath={.data.c}"], id="patch-an-opaque-object"),
+    ],
+)
+def test_write_verbs_work_on_opaque_objects(capsys: pytest.CaptureFixture[str], store: str, args: list[str], expected: str, check: list[str]) -> None:
+    code, out, err = kreplay(capsys, *args, "--store", store)
+    assert (code, err, out) == (0, "", expected)
+    code, out, err = kreplay(capsys, *check, "--store", store)
+    assert (code, out) == (0, "db" if "patch" in args or "label" in args else "hi")
+
+
+def test_scale_of_an_opaque_object_is_refused_as_upstream(capsys: pytest.CaptureFixture[str], store: str) -> None:
+    code, _, err = kreplay(capsys, "scale", "cm", "cfg", "--replicas=2", "--store", store)
+    assert code == 1 and "has no scale subresource" in err
