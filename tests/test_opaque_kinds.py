@@ -436,3 +436,20 @@ def test_write_verbs_work_on_opaque_objects(capsys: pytest.CaptureFixture[str], 
 def test_scale_of_an_opaque_object_is_refused_as_upstream(capsys: pytest.CaptureFixture[str], store: str) -> None:
     code, _, err = kreplay(capsys, "scale", "cm", "cfg", "--replicas=2", "--store", store)
     assert code == 1 and "has no scale subresource" in err
+
+
+def test_serve_discovers_built_in_opaque_kinds_with_kubernetes_own_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from starlette.testclient import TestClient
+
+    from replay.serve.app import build_app
+    from replay.serve.reading import Replay
+    from replay.serve.watch import parse_speed
+
+    url = f"sqlite:{tmp_path / 'ep.db'}"
+    endpoints = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web", "namespace": "default"}, "subsets": []}
+    assert kreplay(capsys, "replay", str(history(tmp_path, apply(NODE), apply(endpoints), apply(CM))), "--store", url)[0] == 0
+    with EventStore(url) as s, TestClient(build_app(Replay(s), speed=parse_speed("max"), idle_poll=0.01)) as client:
+        core = {r["name"]: r for r in client.get("/api/v1").json()["resources"]}
+        assert core["endpoints"]["kind"] == "Endpoints" and core["endpoints"]["shortNames"] == ["ep"]
+        assert core["configmaps"]["shortNames"] == ["cm"] and core["configmaps"]["namespaced"]
+        assert [i["metadata"]["name"] for i in client.get("/api/v1/namespaces/default/endpoints").json()["items"]] == ["web"]
