@@ -453,3 +453,21 @@ def test_serve_discovers_built_in_opaque_kinds_with_kubernetes_own_names(tmp_pat
         assert core["endpoints"]["kind"] == "Endpoints" and core["endpoints"]["shortNames"] == ["ep"]
         assert core["configmaps"]["shortNames"] == ["cm"] and core["configmaps"]["namespaced"]
         assert [i["metadata"]["name"] for i in client.get("/api/v1/namespaces/default/endpoints").json()["items"]] == ["web"]
+
+
+def test_a_stale_uid_the_replay_gave_still_means_the_owner_that_is_gone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only foreign uids (a real cluster's, or none) are matched by name: a reference to an
+    earlier incarnation of a recreated owner keeps naming the gone one, as upstream's
+    garbage collector reads it, and its dependent is collected."""
+    url = f"sqlite:{tmp_path / 'stale.db'}"
+    first = history(tmp_path, apply(NODE), apply(CM))
+    assert kreplay(capsys, "replay", str(first), "--store", url)[0] == 0
+    old = live(url, "ConfigMap", "default", "cfg")
+    assert kreplay(capsys, "delete", "cm", "cfg", "--store", url)[0] == 0
+    again = tmp_path / "again.json"
+    again.write_text(json.dumps(CM))
+    assert kreplay(capsys, "apply", "-f", str(again), "--store", url)[0] == 0
+    pod = {**JOB_POD, "metadata": {**JOB_POD["metadata"], "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "cfg", "uid": old.metadata.uid}]}}  # type: ignore[attr-defined]
+    (tmp_path / "pod.json").write_text(json.dumps(pod))
+    assert kreplay(capsys, "apply", "-f", str(tmp_path / "pod.json"), "--store", url)[0] == 0
+    assert live(url, "Pod", "default", "pi-abcde") is None  # collected: its owner's incarnation is gone

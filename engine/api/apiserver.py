@@ -17,7 +17,7 @@ import msgspec
 
 from engine import events as ev
 from engine.api import admission, catalog
-from engine.api.names import generated_suffix, object_uid
+from engine.api.names import generated_suffix, issued_by_replay, object_uid
 from engine.api.objects import (
     FOREGROUND,
     ORPHAN,
@@ -323,15 +323,17 @@ class ApiServer:
         self.update(replace(obj, metadata=meta), audit)
 
     def _resolve_owners(self, obj: KubeObject) -> KubeObject:
-        """A user's ownerReference whose uid names no live object, but whose kind and name do
-        (in the object's namespace, or cluster-scoped), gets that owner's uid: a replay gives
-        every object a new uid, so a manifest or capture can only mean its owner by name."""
+        """A user's ownerReference whose uid names no live object and is not one this replay
+        gave (a real cluster's, or none), but whose kind and name name a live object (in the
+        object's namespace, or cluster-scoped), gets that owner's uid: a replay gives every
+        object a new uid, so a manifest or capture can only mean its owner by name. A stale uid
+        the replay gave keeps meaning the incarnation that is gone, as upstream."""
         refs = obj.metadata.owner_references
         if not refs or all(r.uid in self.cluster.by_uid for r in refs):
             return obj
         resolved = []
         for ref in refs:
-            if ref.uid not in self.cluster.by_uid:
+            if ref.uid not in self.cluster.by_uid and not issued_by_replay(ref.uid):
                 namespace = "" if self.cluster.cluster_scoped(ref.kind) else obj.metadata.namespace
                 owner = self.cluster.get(ref.kind, namespace, ref.name)
                 if owner is not None:
