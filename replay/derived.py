@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from engine import events as ev
+from engine.api.catalog import INITIAL_NAMESPACES
 from engine.api.objects import API_VERSIONS, CLUSTER_SCOPED, KubeObject, Pod, Service, kind_of
 from engine.api.state import Cluster
 
@@ -31,7 +32,6 @@ DEPLOYMENT_REASONS = {
     "DeploymentRollbackRevisionNotFound": "Warning",
     "DeploymentRollbackTemplateUnchanged": "Warning",
 }
-BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 
 def _iso(at: datetime | None) -> str | None:
@@ -259,7 +259,7 @@ def events_about(all_events: Iterable[dict[str, Any]], obj: KubeObject) -> list[
 def namespaces(cluster: Cluster) -> list[dict[str, Any]]:
     """The namespaces a real cluster would list: the four it starts with and every namespace an
     object lives in, created when its first object was (the built-in ones with the cluster)."""
-    first: dict[str, datetime | None] = {ns: None for ns in BUILTIN_NAMESPACES}
+    first: dict[str, datetime | None] = {ns: None for ns in INITIAL_NAMESPACES}
     start: datetime | None = None
     for kind, objects in cluster.objects.items():
         if kind in CLUSTER_SCOPED:
@@ -276,7 +276,7 @@ def namespaces(cluster: Cluster) -> list[dict[str, Any]]:
             start = created
     found = []
     for name in sorted(first):
-        created = start if name in BUILTIN_NAMESPACES else first[name]
+        created = start if name in INITIAL_NAMESPACES else first[name]
         found.append(
             {
                 "apiVersion": "v1",

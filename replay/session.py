@@ -76,6 +76,7 @@ def run(
     settle: bool = True,
     settle_limit: timedelta = DEFAULT_SETTLE_LIMIT,
     settle_until: datetime | None = None,
+    create_namespaces: bool = False,
     wait: bool = False,
     description: str = "",
     salt: str = "",
@@ -102,7 +103,7 @@ def run(
         try:
             return _run(
                 store, writer, cluster, operations, identity, pending, settle, settle_limit, settle_until,
-                description, chunk_events or CHUNK_EVENTS, observe,
+                description, chunk_events or CHUNK_EVENTS, observe, create_namespaces,
             )
         except BaseException:
             try:
@@ -125,6 +126,7 @@ def _run(
     description: str,
     chunk_events: int,
     observe: Callable[[Engine, AnyOperation | None], None] | None = None,
+    create_namespaces: bool = False,
 ) -> tuple[RunSummary, Engine]:
     if pending is not None:
         engine = Engine(store.cluster_at(pending.staged, staged=True), settle_limit=settle_limit)
@@ -133,6 +135,7 @@ def _run(
     else:
         engine = Engine(cluster, settle_limit=settle_limit)
         done, settling, bound = 0, False, None
+    engine.api.create_namespaces = create_namespaces
     resumed_at = done
     first = writer.base + 1
     progress = {"done": done, "settling": settling, "bound": bound}

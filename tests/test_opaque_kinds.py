@@ -18,6 +18,7 @@ from replay.history import HistoryError, load_history
 
 AT = "2026-11-20T10:00:00Z"
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}}
+ZK_NS = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "zk"}}
 ZK = {"apiVersion": "zookeeper.pravega.io/v1beta1", "kind": "ZookeeperCluster", "metadata": {"name": "z", "namespace": "zk", "uid": "6d1f0a2e-real-uid"}, "spec": {"replicas": 3}}
 STS = {
     "apiVersion": "apps/v1",
@@ -81,18 +82,19 @@ def test_a_statefulset_owned_by_a_custom_resource_lives_while_it_exists_and_goes
     path = history(
         tmp_path,
         apply(NODE),
+        apply(ZK_NS),
         apply(ZK),
         apply(STS, "2026-11-20T10:00:01Z"),
         {"at": "2026-11-20T10:05:00Z", "op": "delete", "kind": "ZookeeperCluster", "namespace": "zk", "name": "z"},
     )
-    assert kreplay(capsys, "replay", str(path), "--lines", "1-3", "--store", url)[0] == 0
+    assert kreplay(capsys, "replay", str(path), "--lines", "1-4", "--store", url)[0] == 0
     cr = live(url, "ZookeeperCluster", "zk", "z")
     sts = live(url, "StatefulSet", "zk", "z")
     assert isinstance(cr, OpaqueObject) and sts is not None
     assert [r.uid for r in sts.metadata.owner_references] == [cr.metadata.uid]  # type: ignore[attr-defined]
     code, out, _ = kreplay(capsys, "get", "pods", "-n", "zk", "-o", "name", "--store", url)
     assert out.split() == ["pod/z-0", "pod/z-1"]
-    assert kreplay(capsys, "replay", str(path), "--lines", "4", "--append", "--store", url)[0] == 0
+    assert kreplay(capsys, "replay", str(path), "--lines", "5", "--append", "--store", url)[0] == 0
     assert live(url, "ZookeeperCluster", "zk", "z") is None
     assert live(url, "StatefulSet", "zk", "z") is None
     code, out, _ = kreplay(capsys, "why", "sts/z", "-n", "zk", "--store", url)
@@ -112,6 +114,7 @@ def test_deletion_policies_apply_to_opaque_owners(tmp_path: Path, capsys: pytest
     path = history(
         tmp_path,
         apply(NODE),
+        apply(ZK_NS),
         apply(ZK),
         apply(STS, "2026-11-20T10:00:01Z"),
         {"at": "2026-11-20T10:05:00Z", "op": "delete", "kind": "ZookeeperCluster", "namespace": "zk", "name": "z", "propagationPolicy": policy},
@@ -322,16 +325,68 @@ def test_a_kubectl_get_list_applies_with_every_kind_in_it(tmp_path: Path, capsys
     assert kreplay(capsys, "replay", str(history(tmp_path, apply(NODE))), "--store", url)[0] == 0
     # (no uids: applying an object again with another uid than the stored one is refused, as
     # metadata.uid is immutable)
-    items = [{**o, "metadata": {k: v for k, v in o["metadata"].items() if k != "uid"}} for o in (CM, JOB, ZK)]
+    items = [{**o, "metadata": {k: v for k, v in o["metadata"].items() if k != "uid"}} for o in (CM, JOB, ZK_NS, ZK)]
     snapshot = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
     path = tmp_path / "snapshot.json"
     path.write_text(json.dumps(snapshot, indent=4))
     code, out, err = kreplay(capsys, "apply", "-f", str(path), "--store", url)
     assert (code, err) == (0, "")
-    # ZookeeperCluster's namespace zk was never created: applied all the same, as a replay of a partial capture needs
-    assert out == "configmap/cfg created\njob.batch/pi created\nzookeepercluster.zookeeper.pravega.io/z created\n"
+    # the List's Namespace comes before the custom resource in it, so the namespace exists in time
+    assert out == "configmap/cfg created\njob.batch/pi created\nnamespace/zk created\nzookeepercluster.zookeeper.pravega.io/z created\n"
     code, out, err = kreplay(capsys, "apply", "-f", str(path), "--store", url)
-    assert out == "configmap/cfg unchanged\njob.batch/pi unchanged\nzookeepercluster.zookeeper.pravega.io/z unchanged\n"
+    assert out == "configmap/cfg unchanged\njob.batch/pi unchanged\nnamespace/zk unchanged\nzookeepercluster.zookeeper.pravega.io/z unchanged\n"
+
+
+# --- namespaces: refused as NamespaceLifecycle refuses them, unless --create-namespaces ----------
+
+
+@pytest.mark.parametrize(
+    "namespace, lines, accepted",
+    [
+        pytest.param("default", [], True, id="the-default-namespace-always-exists"),
+        pytest.param("kube-system", [], True, id="kube-system-always-exists"),
+        pytest.param("zk", [], False, id="a-namespace-never-created-is-refused"),
+        pytest.param("zk", [apply(ZK_NS)], True, id="a-namespace-the-history-created-is-accepted"),
+        pytest.param("zk", [apply(ZK_NS), {"at": AT, "op": "delete", "kind": "Namespace", "name": "zk"}], False, id="a-deleted-namespace-is-refused-again"),
+    ],
+)
+def test_a_write_into_a_namespace_needs_the_namespace(tmp_path: Path, capsys: pytest.CaptureFixture[str], namespace: str, lines: list, accepted: bool) -> None:
+    url = f"sqlite:{tmp_path / 'ns.db'}"
+    cm = {**CM, "metadata": {"name": "cfg", "namespace": namespace}}
+    path = history(tmp_path, apply(NODE), *lines, apply(cm, "2026-11-20T10:00:01Z"))
+    code, _, err = kreplay(capsys, "replay", str(path), "--store", url)
+    if accepted:
+        assert (code, err) == (0, "")
+    else:
+        assert code == 1
+        assert f'{path}:{2 + len(lines)}: object.metadata.namespace: namespaces "{namespace}" not found' in err
+        assert live(url, "Namespace", "", namespace) is None
+
+
+def test_create_namespaces_makes_the_namespace_a_write_goes_into(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:{tmp_path / 'ns.db'}"
+    path = history(tmp_path, apply(NODE), apply({**CM, "metadata": {"name": "cfg", "namespace": "team-a"}}))
+    code, _, err = kreplay(capsys, "replay", str(path), "--create-namespaces", "--store", url)
+    assert (code, err) == (0, "")
+    namespace = live(url, "Namespace", "", "team-a")
+    assert isinstance(namespace, OpaqueObject)
+    assert live(url, "ConfigMap", "team-a", "cfg") is not None
+    code, out, _ = kreplay(capsys, "get", "ns", "-o", "name", "--store", url)
+    assert out.split() == ["namespace/default", "namespace/kube-node-lease", "namespace/kube-public", "namespace/kube-system", "namespace/team-a"]
+
+
+def test_apply_into_a_missing_namespace_is_refused_as_kubectl_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:{tmp_path / 'ns.db'}"
+    assert kreplay(capsys, "replay", str(history(tmp_path, apply(NODE))), "--store", url)[0] == 0
+    manifest = tmp_path / "cm.yaml"
+    manifest.write_text(yaml.safe_dump({**CM, "metadata": {"name": "cfg", "namespace": "nosuch"}}))
+    with EventStore(url) as store:
+        head = store.head
+    code, out, err = kreplay(capsys, "apply", "-f", str(manifest), "--store", url)
+    assert code == 1 and out == ""
+    assert 'namespaces "nosuch" not found' in err
+    with EventStore(url) as store:
+        assert store.head == head
 
 
 def test_apply_f_reads_several_files_a_directory_and_stdin(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

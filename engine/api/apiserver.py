@@ -16,7 +16,7 @@ import jsonpatch
 import msgspec
 
 from engine import events as ev
-from engine.api import admission, catalog
+from engine.api import admission, catalog, strategy
 from engine.api.names import generated_suffix, issued_by_replay, object_uid
 from engine.api.objects import (
     FOREGROUND,
@@ -26,6 +26,7 @@ from engine.api.objects import (
     Node,
     NodeCondition,
     ObjectDecodeError,
+    ObjectMeta,
     OpaqueObject,
     Pod,
     PodStatus,
@@ -37,6 +38,7 @@ from engine.api.objects import (
 )
 from engine.api.pods import with_condition
 from engine.api.state import Cluster
+from engine.api.validation.formats import dns1123_label
 from engine.operations import Rejected
 
 CHANGE_CAUSE = "kubernetes.io/change-cause"
@@ -89,6 +91,10 @@ class ApiServer:
         self.cluster = cluster
         self.emit = emit
         self.clock = clock  # the loop's virtual clock, read once per write
+        # `replay --create-namespaces`: a user's object in a namespace that does not exist
+        # creates it first (for imported captures that start after their namespaces were made)
+        # instead of being refused as the NamespaceLifecycle admission plugin refuses it
+        self.create_namespaces = False
 
     @property
     def now(self) -> datetime:
@@ -174,9 +180,8 @@ class ApiServer:
         candidate = replace(obj, api_version=old.api_version, metadata=meta)
         if hasattr(old, "status"):
             candidate = replace(candidate, status=old.status)  # status has its own endpoint
-        elif isinstance(old, OpaqueObject) and "status" in old.unmodeled and "status" not in candidate.unmodeled:
-            # a manifest without status leaves the stored one (a capture's writes carry theirs)
-            candidate = replace(candidate, unmodeled={**candidate.unmodeled, "status": old.unmodeled["status"]})
+        elif isinstance(old, OpaqueObject) and isinstance(candidate, OpaqueObject):
+            candidate = strategy.prepare_opaque_update(candidate, old)
         candidate = self._admit(candidate, old)
         if candidate == old:
             return old  # a no-op write records nothing
@@ -304,6 +309,8 @@ class ApiServer:
         old = self.cluster.get(kind, namespace, obj.metadata.name)
         self._check_user_write(obj, old)
         if old is None:
+            if namespace:
+                self._require_namespace(namespace, audit)
             # a user's manifest cannot set the status it starts with (PrepareForCreate); the
             # engine's own creates (and test fixtures standing in for informers) go straight in
             self.create(admission.prepare_for_create(obj), audit)
@@ -321,6 +328,28 @@ class ApiServer:
             old.metadata, labels=obj.metadata.labels, annotations={**obj.metadata.annotations, **kept}
         )
         self.update(replace(obj, metadata=meta), audit)
+
+    def _require_namespace(self, namespace: str, audit: Audit) -> None:
+        """The NamespaceLifecycle admission plugin: a create in a namespace that does not exist
+        (or is being deleted) is refused, except in the namespaces every cluster starts with."""
+        if namespace in catalog.INITIAL_NAMESPACES or dns1123_label(namespace):
+            return  # (a namespace that is not a valid name is refused by validation, naming why)
+        existing = self.cluster.get("Namespace", "", namespace)
+        if existing is not None:
+            if existing.metadata.deletion_timestamp is not None:
+                raise Rejected(
+                    f"unable to create new content in namespace {namespace} because it is being terminated",
+                    field="metadata.namespace",
+                )
+            return
+        if not self.create_namespaces:
+            raise Rejected(
+                f'namespaces "{namespace}" not found (apply a Namespace first, or replay with '
+                "--create-namespaces)",
+                field="metadata.namespace",
+            )
+        made = OpaqueObject(api_version="v1", kind="Namespace", metadata=ObjectMeta(name=namespace))
+        self.create(made, replace(audit, reason="create-namespace", message=f"Namespace {namespace} created for a write into it (--create-namespaces)"))
 
     def _resolve_owners(self, obj: KubeObject) -> KubeObject:
         """A user's ownerReference whose uid names no live object and is not one this replay

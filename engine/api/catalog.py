@@ -22,6 +22,10 @@ import difflib
 import re
 from dataclasses import dataclass
 
+# The namespaces every cluster starts with (kube-apiserver's system-namespaces controller makes
+# them): objects may go into them before any Namespace is applied, and `get ns` lists them.
+INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+
 
 @dataclass(frozen=True)
 class BuiltinKind:

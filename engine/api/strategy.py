@@ -75,6 +75,29 @@ def _prepare_opaque(obj: OpaqueObject) -> OpaqueObject:
     return replace(obj, unmodeled={**obj.unmodeled, "spec": spec, "status": {"phase": "Active"}})
 
 
+def prepare_opaque_update(new: OpaqueObject, old: OpaqueObject) -> OpaqueObject:
+    """A write leaves what it cannot set: a Namespace's `spec.finalizers` and status
+    (namespaceStrategy.PrepareForUpdate: finalizers change only through /finalize); any other
+    kind keeps its stored status when the manifest carries none (a capture's writes carry
+    theirs)."""
+    unmodeled = dict(new.unmodeled)
+    if new.kind == "Namespace" and not catalog.split_api_version(new.api_version)[0]:
+        spec = dict(unmodeled.get("spec") or {}) if isinstance(unmodeled.get("spec"), dict) else {}
+        old_spec = old.unmodeled.get("spec")
+        if isinstance(old_spec, dict) and "finalizers" in old_spec:
+            spec["finalizers"] = old_spec["finalizers"]
+        else:
+            spec.pop("finalizers", None)
+        if spec:
+            unmodeled["spec"] = spec
+        else:
+            unmodeled.pop("spec", None)
+        unmodeled.pop("status", None)
+    if "status" in old.unmodeled and "status" not in unmodeled:
+        unmodeled["status"] = old.unmodeled["status"]
+    return new if unmodeled == new.unmodeled else replace(new, unmodeled=unmodeled)
+
+
 def with_generation(new: AnyObject, old: AnyObject | None) -> AnyObject:
     """`metadata.generation` (and a DaemonSet's template generation) as the registry sets them.
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from engine.api.catalog import INITIAL_NAMESPACES
 from engine.api.objects import API_VERSIONS, CLUSTER_SCOPED, KubeObject, to_builtins
 from engine.api.selectors import Selector
 from engine.api.state import Cluster
@@ -24,7 +25,6 @@ Item = KubeObject | dict[str, Any]  # a stored object, or one the server makes u
 
 # namespaces a cluster has from the start; the server lists them and any namespace in use
 # when the store holds no Namespace objects of its own
-INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 
 class RequestError(ValueError):

@@ -35,6 +35,7 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
         metavar="NAME=BOOL",
         help="kube-controller-manager feature gates: MaxUnavailableStatefulSet (default false, as Kubernetes 1.24-1.34 and 1.35.4+)",
     )
+    add_bool(p, "--create-namespaces", help="Create a namespace a write goes into if the history never did (for imported captures that begin after their namespaces were made); otherwise such a write is refused, as the API server refuses it.")
     p.add_argument("--settle", default="1h", help="How much virtual time may pass after the last operation while timers still fire (default 1h)")
     add_progress(p)
     p.set_defaults(func=cmd_replay)
@@ -85,8 +86,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 settle_until=settle_until,
                 wait=args.wait,
                 description=f"kreplay replay {source}",
-                salt=f"feature-gates={args.feature_gates}",
+                salt=f"feature-gates={args.feature_gates}" + (";create-namespaces" if args.create_namespaces else ""),
                 observe=bar,
+                create_namespaces=args.create_namespaces,
             )
         except Rejected as exc:
             raise UserError(f"error: {locate(exc, operations, args.history)}") from None
