@@ -24,6 +24,11 @@ captured. `verb` is the Kubernetes verb (`create`, `update`, `patch`, `delete`),
 the body the capture holds (the response if there is one, else the request; absent at Metadata
 level); `name` is the object's name as the API server assigned it, `generateName` and all.
 `at` keeps the capture's own precision as a string, so nothing is rounded on the way.
+
+The header may also carry `inferred` (object -> the fields `kreplay import` had to infer, e.g.
+`{"Deployment grafana/my-grafana": ["spec.selector", "spec.template", "spec.replicas"]}`, for a
+Metadata-level audit log) and `times` (for a watch stream: which object times stand in for the
+event times). Both are optional, absent when empty.
 """
 
 from __future__ import annotations
@@ -63,6 +68,11 @@ class Header(msgspec.Struct, tag="header", tag_field="type", kw_only=True, renam
     history: str = ""
     sources: list[str] = msgspec.field(default_factory=list)
     format: str = ""
+    # kreplay import: per object ("Deployment default/web", "Node node-1"), the fields a history
+    # line needed that the capture did not hold, so they were inferred, not observed
+    inferred: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    # kreplay import of a capture without event times (a watch stream): which times were used
+    times: str = ""
 
 
 class RecordedWrite(msgspec.Struct, tag="write", tag_field="type", kw_only=True,
