@@ -364,6 +364,8 @@ class Engine:
                     audit(f"kubelet/{operation.name}", "node-condition", f"{operation.type}={operation.status}"),
                 )
             case op.ConfigureKubelet(policy=policy):
+                if self.cluster.kubelet.recorded_bindings:  # a `scheduler` line's choice stays
+                    policy = msgspec.structs.replace(policy, recorded_bindings=self.cluster.kubelet.recorded_bindings)
                 self._emit(
                     ev.KubeletConfigured,
                     policy=policy,
@@ -447,8 +449,15 @@ def find_bound_pod(cluster: Cluster, bind: op.Bind) -> Pod:
     owner = cluster.get(bind.owner_kind, bind.namespace, bind.owner_name)
     if owner is None:
         raise op.Rejected(f'{bind.owner_kind.lower()} "{bind.owner_name}" not found', field="owner")
-    for pod in pods_of(cluster, owner):
-        if not pod.spec.node_name:
+    from engine.scheduling.nodeaffinity import pod_target_node
+
+    waiting = [p for p in pods_of(cluster, owner) if not p.spec.node_name]
+    # a daemon pod names its node (node affinity): the binding goes to the pod for that node
+    for pod in waiting:
+        if pod_target_node(pod.spec) == bind.node:
+            return pod
+    for pod in waiting:
+        if not pod_target_node(pod.spec):
             return pod
     raise op.Rejected(
         f"{bind.owner_kind} {bind.owner_name} has no pod waiting to be bound "
@@ -482,8 +491,11 @@ def find_reported_pod(cluster: Cluster, report: op.PodStatusReport) -> Pod:
         and (pod_target_node(obj.spec) or obj.spec.node_name) == report.node
     ]
     if type(owner).__name__ == "Deployment":
+        # several pods of one Deployment may share a node: a phase change (a pod starting) is
+        # the most telling, then a readiness change, then the oldest
+        phase = [p for p in matching if report.phase and report.phase != p.status.phase]
         changed = [p for p in matching if _would_change(p, report)]
-        matching = changed or matching
+        matching = phase or changed or matching
     if matching:
         return matching[0]
     raise op.Rejected(

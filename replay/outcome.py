@@ -17,7 +17,8 @@ order the API server completed them (the capture's own order, ties kept as captu
 
 `controller` is the engine's name for the actor (the `by` of the engine's own events:
 `daemonset-controller`, `statefulset-controller`, `deployment-controller`,
-`replicaset-controller`, `garbage-collector`, `pod-garbage-collector`), `user` the identity as
+`replicaset-controller`, `garbage-collector`, `pod-garbage-collector`, and *(added by kreplay
+import)* `persistentvolume-binder`, the volume binder binding a StatefulSet's claims), `user` the identity as
 captured. `verb` is the Kubernetes verb (`create`, `update`, `patch`, `delete`), `subresource` is
 `status` for status writes. `code` is the HTTP status the API server answered: refused requests
 (4xx, 5xx) and conflicts (409) are kept here with their code, and were not applied. `object` is
@@ -49,6 +50,7 @@ CONTROLLERS = (
     "replicaset-controller",
     "garbage-collector",
     "pod-garbage-collector",
+    "persistentvolume-binder",
 )
 
 # The service accounts kube-controller-manager uses for them (`--use-service-account-credentials`).
@@ -59,6 +61,7 @@ SERVICE_ACCOUNTS = {
     "system:serviceaccount:kube-system:replicaset-controller": "replicaset-controller",
     "system:serviceaccount:kube-system:generic-garbage-collector": "garbage-collector",
     "system:serviceaccount:kube-system:pod-garbage-collector": "pod-garbage-collector",
+    "system:serviceaccount:kube-system:persistent-volume-binder": "persistentvolume-binder",
 }
 
 

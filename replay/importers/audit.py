@@ -70,6 +70,19 @@ KINDS = {
     "cronjobs": "CronJob",
     "serviceaccounts": "ServiceAccount",
     "customresourcedefinitions": "CustomResourceDefinition",
+    "roles": "Role",
+    "rolebindings": "RoleBinding",
+    "clusterroles": "ClusterRole",
+    "clusterrolebindings": "ClusterRoleBinding",
+    "persistentvolumes": "PersistentVolume",
+    "storageclasses": "StorageClass",
+    "poddisruptionbudgets": "PodDisruptionBudget",
+    "horizontalpodautoscalers": "HorizontalPodAutoscaler",
+    "ingresses": "Ingress",
+    "networkpolicies": "NetworkPolicy",
+    "priorityclasses": "PriorityClass",
+    "mutatingwebhookconfigurations": "MutatingWebhookConfiguration",
+    "validatingwebhookconfigurations": "ValidatingWebhookConfiguration",
 }
 CLUSTER_SCOPED = {"nodes", "namespaces", "customresourcedefinitions", "clusterroles", "clusterrolebindings",
                   "persistentvolumes", "storageclasses", "priorityclasses", "mutatingwebhookconfigurations",
@@ -130,8 +143,12 @@ def read(paths: list[str], progress: Any = None) -> Imported:
     result = Imported(format="audit", sources=list(paths))
     with tempfile.TemporaryFile() as spool:
         keys: list[tuple[tuple[int, int], str, int, int, str]] = []
+        kubelets: dict[str, str] = {}  # node -> the first record its kubelet made
         for path in paths:
             for event, source in _events(path, result, progress):
+                node = node_of(event.user.username)
+                if node and node not in kubelets:
+                    kubelets[node] = source
                 if not _relevant(event, result):
                     continue
                 at = event.stage_timestamp or event.request_received_timestamp
@@ -152,6 +169,7 @@ def read(paths: list[str], progress: Any = None) -> Imported:
             spool.seek(offset)
             _apply(_EVENT.decode(spool.read(size)), source, tracker, bodies, result)
     _infer(tracker, bodies, result)
+    _infer_nodes(tracker, kubelets, result)
     result.lines = tracker.finish()
     if not result.lines and not result.writes:
         reasons = ", ".join(f"{n} {r}" for r, n in result.skipped.most_common(5))
@@ -358,6 +376,9 @@ def _apply(event: Event, source: str, tracker: Tracker, bodies: Bodies, result: 
         result.skip("other scheduler writes")
         return
     if event.verb == "delete":
+        if node and kind == "Pod":
+            result.skip("kubelets' final deletes of terminated pods (the engine's kubelets confirm terminations)")
+            return
         if kind == "Pod" and "owner" in tracker.pod_target(ns, name):
             result.skip("deletes of pods a controller made (the engine names its pods itself)")
             return
@@ -381,6 +402,28 @@ def _apply(event: Event, source: str, tracker: Tracker, bodies: Bodies, result: 
         result.skip("mirror pods (static pods a kubelet posts)")
         return
     tracker.add(at, {"op": "apply", "object": obj, "actor": user, "source": source})
+
+
+def _infer_nodes(tracker: Tracker, kubelets: dict[str, str], result: Imported) -> None:
+    """A node whose kubelet speaks in the capture but whose Node the capture never created
+    (it joined before the capture began) is applied at the capture's first time, inferred."""
+    created = {
+        line["object"]["metadata"]["name"]
+        for _, _, line in tracker.lines
+        if line.get("op") == "apply" and line["object"].get("kind") == "Node"
+    }
+    if not tracker.lines:
+        return
+    first_key, _, first = min(tracker.lines, key=lambda t: (t[0], t[1]))
+    for node in sorted(set(kubelets) - created):
+        tracker.seq += 1
+        tracker.lines.append((first_key, -len(kubelets) + tracker.seq - 10**9, {
+            "at": first["at"], "op": "apply",
+            "object": {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": {"kubernetes.io/hostname": node}}},
+            "actor": f"system:node:{node}", "source": kubelets[node],
+        }))
+        result.infer("Node", "", node, f"the whole Node: known only from its kubelet's identity (system:node:{node}), which joined before the capture began")
+    tracker.lines.sort(key=lambda t: (t[0], t[1]))
 
 
 def _infer(tracker: Tracker, bodies: Bodies, result: Imported) -> None:

@@ -178,10 +178,10 @@ def sniff(path: str | Path) -> str:
         if b'"List"' in head or b"List" in head[:200]:
             return "snapshot"
         return "watch"  # `kubectl get -w -o json`: pretty-printed objects one after another
-    if first == b'"' and b"ResponseComplete" in head or b",ResponseComplete," in head:
+    if b",ResponseComplete," in head or b",ResponseStarted," in head or b",RequestReceived," in head:
         return "audit"  # the kubernetes-event-dataset's Logstash CSV of audit events
-    if head[:1] and 0x80 <= head[0] <= 0x8F or head[:1] in (b"\xde", b"\xdf"):
-        return "simkube"  # a msgpack map
+    if len(head) > 3 and (0x80 <= head[0] <= 0x8F and 0xA0 <= head[1] <= 0xBF or head[0] in (0xDE, 0xDF)):
+        return "simkube"  # a msgpack map whose first key is a string
     if first.isalpha() or text.startswith(b"---"):
         return "snapshot"  # YAML
     raise CaptureError(
@@ -422,6 +422,9 @@ def validate(result: Imported) -> None:
             message = exc.message if len(exc.message) <= 100 else exc.message[:97] + "..."
             field = f"{exc.field}: " if exc.field else ""
             result.skip(f"{what} {kind or ''} lines the history format refuses ({field}{message})".replace("  ", " "))
+            if what == "apply" and kind:
+                meta = line["object"].get("metadata") or {}
+                result.inferred.pop(object_key(kind, str(meta.get("namespace") or ""), str(meta.get("name") or "")), None)
             continue
         kept.append(line)
     result.lines = kept

@@ -163,6 +163,10 @@ def _one(at: str, obj: dict[str, Any], change: str, source: str, tracker: Tracke
     owner_kind, _ = owner_of(obj)
     if manager == "kube-controller-manager" or (previous is None and owner_kind in MODELLED_OWNER_CONTROLLERS and kind in ("Pod", "ReplicaSet", "ControllerRevision")):
         controller = MODELLED_OWNER_CONTROLLERS.get(owner_kind) or MODELLED_OWNER_CONTROLLERS.get(kind, "")
+        if not controller and kind == "PersistentVolumeClaim" and manager == "kube-controller-manager":
+            # kube-controller-manager creates a claim for a StatefulSet's volumeClaimTemplates;
+            # later writes are its volume binder binding it
+            controller = "statefulset-controller" if previous is None else "persistentvolume-binder"
         if controller:
             verb = "delete" if deleted else ("create" if previous is None else "update")
             result.writes.append(RecordedWrite(at=at, controller=controller, user=manager, verb=verb, kind=kind,
