@@ -124,12 +124,28 @@ class Event(msgspec.Struct, rename="camel"):
     stage_timestamp: str = ""
 
 
+class EventHead(msgspec.Struct, rename="camel"):
+    """An Event's envelope only: the first pass decides from it whether the record matters,
+    without building its bodies (kept as raw bytes)."""
+
+    kind: str = ""
+    api_version: str = ""
+    audit_id: str = msgspec.field(default="", name="auditID")
+    stage: str = ""
+    verb: str = ""
+    user: User = msgspec.field(default_factory=User)
+    object_ref: ObjectRef | None = None
+    request_received_timestamp: str = ""
+    stage_timestamp: str = ""
+
+
 class EventList(msgspec.Struct):
     kind: str = ""
     items: list[Event] = msgspec.field(default_factory=list)
 
 
 _EVENT = msgspec.json.Decoder(Event)
+_HEAD = msgspec.json.Decoder(EventHead)
 _LIST = msgspec.json.Decoder(EventList)
 _ENCODE = msgspec.json.Encoder()
 
@@ -142,10 +158,10 @@ def read(paths: list[str], progress: Any = None) -> Imported:
     """Import audit logs (several files merge by time)."""
     result = Imported(format="audit", sources=list(paths))
     with tempfile.TemporaryFile() as spool:
-        keys: list[tuple[tuple[int, int], str, int, int, str]] = []
+        keys: list[tuple[tuple[str, int], str, int, int, str]] = []
         kubelets: dict[str, str] = {}  # node -> the first record its kubelet made
         for path in paths:
-            for event, source in _events(path, result, progress):
+            for event, source, raw in _events(path, result, progress):
                 node = node_of(event.user.username)
                 if node and node not in kubelets:
                     kubelets[node] = source
@@ -156,7 +172,7 @@ def read(paths: list[str], progress: Any = None) -> Imported:
                     key = time_key(at)
                 except ValueError as exc:
                     raise CaptureError(0, "stageTimestamp", str(exc), source) from None
-                data = _ENCODE.encode(event)
+                data = raw if raw is not None else _ENCODE.encode(event)
                 offset = spool.tell()
                 spool.write(data)
                 keys.append((key, event.audit_id, offset, len(data), source))
@@ -180,12 +196,14 @@ def read(paths: list[str], progress: Any = None) -> Imported:
     return result
 
 
-def _events(path: str, result: Imported, progress: Any) -> Iterator[tuple[Event, str]]:
+def _events(path: str, result: Imported, progress: Any) -> Iterator[tuple[Event | EventHead, str, bytes | None]]:
+    """Each audit event with its source and, when it is one line of the file, that line."""
     head = head_bytes(path, 4096)
     if not head.strip():
         raise CaptureError(0, "", "empty file: no audit records", path)
     if sniff_csv(head):
-        yield from _csv_events(path, result, progress)
+        for event, source in _csv_events(path, result, progress):
+            yield event, source, None
         return
     pending: list[bytes] = []  # an EventList spread over lines: read it whole
     for number, line in numbered_lines(path):
@@ -197,7 +215,7 @@ def _events(path: str, result: Imported, progress: Any) -> Iterator[tuple[Event,
         if not line.strip():
             continue
         try:
-            event = _EVENT.decode(line)
+            event = _HEAD.decode(line)
         except msgspec.DecodeError as exc:
             if number == 1 and line.strip() in (b"{", b"["):
                 pending.append(line)
@@ -210,10 +228,10 @@ def _events(path: str, result: Imported, progress: Any) -> Iterator[tuple[Event,
                 raise CaptureError(number, "", f"not an audit EventList: {exc}", path) from None
             for i, item in enumerate(items):
                 result.records += 1
-                yield _checked(item, f"{path}:{number}", f"items[{i}]"), f"{path}:{number}:items[{i}]"
+                yield _checked(item, f"{path}:{number}", f"items[{i}]"), f"{path}:{number}:items[{i}]", None
             continue
         result.records += 1
-        yield _checked(event, f"{path}:{number}", ""), f"{path}:{number}"
+        yield _checked(event, f"{path}:{number}", ""), f"{path}:{number}", line
     if pending:
         data = b"".join(pending)
         try:
@@ -222,7 +240,7 @@ def _events(path: str, result: Imported, progress: Any) -> Iterator[tuple[Event,
             raise CaptureError(1, "", f"not an audit log: neither one Event a line nor an EventList: {exc}", path) from None
         for i, item in enumerate(whole.items):
             result.records += 1
-            yield _checked(item, path, f"items[{i}]"), f"{path}:items[{i}]"
+            yield _checked(item, path, f"items[{i}]"), f"{path}:items[{i}]", None
 
 
 def _bad_line(line: bytes, exc: Exception) -> str:
@@ -242,7 +260,7 @@ def _utf8(line: bytes) -> bool:
     return True
 
 
-def _checked(event: Event, where: str, field: str) -> Event:
+def _checked(event: Any, where: str, field: str) -> Any:
     if event.kind != "Event" or not event.api_version.startswith("audit.k8s.io/"):
         what = f"kind {event.kind!r}, apiVersion {event.api_version!r}" if event.kind else "no kind"
         source, _, line = where.rpartition(":")
@@ -286,7 +304,7 @@ def _csv_events(path: str, result: Imported, progress: Any) -> Iterator[tuple[Ev
         ), f"{path}:{number}"
 
 
-def _relevant(event: Event, result: Imported) -> bool:
+def _relevant(event: Event | EventHead, result: Imported) -> bool:
     """Whether a record is kept for the second pass; the others are counted by reason."""
     if event.stage != "ResponseComplete":
         result.skip(f"stage {event.stage or '(none)'} (the ResponseComplete record is the one used)")
@@ -314,6 +332,8 @@ class Bodies:
     def __init__(self) -> None:
         self.latest: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.pod_names: set[tuple[str, str]] = set()  # every pod the capture names
+        self.bodiless: set[tuple[str, str, str]] = set()  # objects created without a body
+        self.replica_sets: set[tuple[str, str]] = set()  # those the Deployment controller created
 
 
 def _code(event: Event) -> int:
@@ -336,9 +356,11 @@ def _apply(event: Event, source: str, tracker: Tracker, bodies: Bodies, result: 
         bodies.pod_names.add((ns, name))
     if body is not None:
         tracker.seen(body)
-        if not ref.subresource:
-            bodies.latest[(kind, ns, name)] = body
+        if not ref.subresource and (kind, ns, name) in bodies.bodiless:
+            bodies.latest[(kind, ns, name)] = body  # only a body-less create needs a later body
     controller = controller_of(user)
+    if controller == "deployment-controller" and kind == "ReplicaSet" and event.verb == "create":
+        bodies.replica_sets.add((ns, name))
     if controller:
         result.writes.append(RecordedWrite(
             at=at, controller=controller, user=user, verb=event.verb, kind=kind, namespace=ns, name=name,
@@ -394,6 +416,7 @@ def _apply(event: Event, source: str, tracker: Tracker, bodies: Bodies, result: 
         if event.verb != "create":
             result.skip("updates and patches without a body (Metadata level)")
             return
+        bodies.bodiless.add((kind, ns, name))
         tracker.add(at, {"op": "apply", "object": {"kind": kind, "metadata": {"name": name, **({"namespace": ns} if ns else {})}},
                          "actor": user, "source": source, "_infer": [kind, ns, name]})
         return
@@ -432,7 +455,9 @@ def _infer(tracker: Tracker, bodies: Bodies, result: Imported) -> None:
     so filled listed as inferred."""
     from replay.importers.inference import infer_manifest
 
-    replica_sets = sorted({(w.namespace, w.name) for w in result.writes if w.kind == "ReplicaSet" and w.verb == "create"})
+    if not bodies.bodiless:
+        return
+    replica_sets = sorted(bodies.replica_sets)
     for _, _, line in tracker.lines:
         meta = line.pop("_infer", None)
         if meta is None:

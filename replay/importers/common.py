@@ -79,6 +79,36 @@ class CaptureError(InputError):
     """A capture that is refused: `FILE:RECORD: message` (RECORD a line, or an index)."""
 
 
+class Writes:
+    """The recorded outcome's writes, spooled to a temporary file as they come (encoded), so
+    that a large capture's controller writes do not have to fit in memory."""
+
+    _encoder = msgspec.json.Encoder()
+    _decoder = msgspec.json.Decoder(RecordedWrite)
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self._file = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115
+        self._count = 0
+
+    def append(self, write: RecordedWrite) -> None:
+        self._file.seek(0, io.SEEK_END)
+        self._file.write(self._encoder.encode(write) + b"\n")
+        self._count += 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+    def __iter__(self) -> Iterator[RecordedWrite]:
+        self._file.seek(0)
+        for line in self._file.read().splitlines() if self._count < 10_000 else self._file:
+            yield self._decoder.decode(line)
+
+
 @dataclass
 class Imported:
     """The result of importing one or more captures."""
@@ -86,7 +116,7 @@ class Imported:
     format: str
     sources: list[str]
     lines: list[dict[str, Any]] = field(default_factory=list)
-    writes: list[RecordedWrite] = field(default_factory=list)
+    writes: Writes = field(default_factory=Writes)
     inferred: dict[str, list[str]] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)
     records: int = 0
@@ -267,13 +297,13 @@ class Tracker:
 
     def __init__(self, result: Imported) -> None:
         self.result = result
-        self.pods: dict[tuple[str, str], dict[str, Any]] = {}  # (ns, name) -> last body seen
+        self.pods: dict[tuple[str, str], tuple[str, str]] = {}  # (ns, name) -> its controller (kind, name)
         self.rs_owner: dict[tuple[str, str], str] = {}  # (ns, rs) -> deployment
         self.reported: dict[tuple[str, str], tuple[str, bool | None]] = {}
         self.node_status: dict[str, str] = {}
         self.kubelet_recorded = False
         self.bound: list[str] = []  # what the capture's scheduler bound: pod or owner keys
-        self.lines: list[tuple[tuple[int, int], int, dict[str, Any]]] = []
+        self.lines: list[tuple[tuple[str, int], int, dict[str, Any]]] = []
         self.seq = 0
 
     def add(self, at: str, line: dict[str, Any]) -> None:
@@ -286,7 +316,7 @@ class Tracker:
         meta = obj.get("metadata") or {}
         ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
         if kind == "Pod" and name:
-            self.pods[(ns, name)] = obj
+            self.pods[(ns, name)] = owner_of(obj)
         elif kind == "ReplicaSet" and name:
             owner_kind, owner_name = owner_of(obj)
             if owner_kind == "Deployment":
@@ -294,8 +324,7 @@ class Tracker:
 
     def pod_target(self, ns: str, name: str, pod: dict[str, Any] | None = None) -> dict[str, Any]:
         """How a history line names this pod: by name, or by owner and node (below)."""
-        pod = pod or self.pods.get((ns, name)) or {}
-        kind, owner = owner_of(pod)
+        kind, owner = owner_of(pod) if pod else self.pods.get((ns, name), ("", ""))
         if kind == "ReplicaSet":
             deployment = self.rs_owner.get((ns, owner))
             if deployment is None and "-" in owner:
@@ -365,16 +394,18 @@ class Tracker:
 _RFC3339 = re.compile(r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$")
 
 
-def time_key(at: str) -> tuple[int, int]:
-    """A capture's RFC 3339 time as (UTC seconds, nanoseconds), so that any precision and zone
-    sort by time; ValueError for a time that does not parse."""
+def time_key(at: str) -> tuple[str, int]:
+    """A capture's RFC 3339 time as (UTC `YYYY-MM-DDTHH:MM:SS`, nanoseconds), so that any
+    precision and zone sort by time; ValueError for a time that does not parse."""
     m = _RFC3339.match(at)
     if m is None:
         raise ValueError(f"invalid time {at!r}: expected RFC 3339, e.g. 2026-11-20T10:00:00.123456Z")
     day, clock, fraction, zone = m.groups()
-    moment = datetime.fromisoformat(f"{day}T{clock}{'+00:00' if zone in 'Zz' else zone}")
     nanos = int((fraction or "0")[:9].ljust(9, "0"))
-    return int(moment.timestamp()), nanos
+    if zone in "Zz":
+        return f"{day}T{clock}", nanos
+    moment = datetime.fromisoformat(f"{day}T{clock}{zone}").astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S"), nanos
 
 
 def unix_time(seconds: float) -> str:
