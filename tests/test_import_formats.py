@@ -136,6 +136,24 @@ def test_the_history_and_its_outcome_are_written_and_read_back(tmp_path):
     assert all(o.source for o in operations)
 
 
+def test_a_snapshot_starts_the_replay_from_the_clusters_state():
+    """nginx-web.snapshot.json is `kreplay get ... -A -o json` (kubectl's List) of the
+    StatefulSet seed after its first 7 lines: the replay starts from that state."""
+    path = SEEDS / "nginx-web.snapshot.json"
+    snapshot = json.loads(path.read_text())
+    result = import_captures([str(path)])
+    assert result.format == "snapshot"
+    owned = [i for i in snapshot["items"] if i["kind"] in ("Pod", "ControllerRevision")]
+    assert len(result.writes) == len(owned)  # what the real controllers had made: the outcome
+    store = replayed(result)
+    cluster = store.cluster_at(store.head)
+    for kind in ("Node", "Service", "StatefulSet", "Pod", "PersistentVolumeClaim"):
+        want = sorted((i["metadata"].get("namespace", ""), i["metadata"]["name"]) for i in snapshot["items"] if i["kind"] == kind)
+        assert sorted(cluster.objects[kind]) == want, kind
+    images = {p.spec.containers[0].image for p in cluster.objects["Pod"].values()}
+    assert images == {i["spec"]["containers"][0]["image"] for i in snapshot["items"] if i["kind"] == "Pod"}
+
+
 # --- real data ------------------------------------------------------------------------------
 
 

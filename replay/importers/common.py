@@ -205,8 +205,8 @@ def sniff(path: str | Path) -> str:
             return "audit"
         if b'"type"' in head and (b'"ADDED"' in head or b'"MODIFIED"' in head or b'"DELETED"' in head):
             return "watch"
-        if b'"List"' in head or b"List" in head[:200]:
-            return "snapshot"
+        if b'"List"' in head or re.match(rb'\{\s*"apiVersion"\s*:\s*"v1"\s*,\s*"items"', text) or text[:1] == b"[":
+            return "snapshot"  # kubectl get -o json: a List, its kind written after the items
         return "watch"  # `kubectl get -w -o json`: pretty-printed objects one after another
     if b",ResponseComplete," in head or b",ResponseStarted," in head or b",RequestReceived," in head:
         return "audit"  # the kubernetes-event-dataset's Logstash CSV of audit events
