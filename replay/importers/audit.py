@@ -270,6 +270,17 @@ def _checked(event: Any, where: str, field: str) -> Any:
 
 
 _NAMESPACE = re.compile(r"/namespaces/([^/?]+)/")
+_GROUP_VERSION = re.compile(r"^/apis/([^/?]+)/([^/?]+)|^/api/([^/?]+)")
+
+
+def _group_version(uri: str) -> dict[str, str]:
+    """`/apis/apps/v1/...` -> apps, v1; `/api/v1/...` -> "", v1 (the CSV has no objectRef group)."""
+    m = _GROUP_VERSION.match(uri)
+    if m is None:
+        return {}
+    if m.group(3):
+        return {"api_group": "", "api_version": m.group(3)}
+    return {"api_group": m.group(1), "api_version": m.group(2)}
 
 
 def _csv_events(path: str, result: Imported, progress: Any) -> Iterator[tuple[Event, str]]:
@@ -298,7 +309,7 @@ def _csv_events(path: str, result: Imported, progress: Any) -> Iterator[tuple[Ev
         yield Event(
             kind="Event", api_version="audit.k8s.io/v1", level="Metadata", audit_id=audit_id, stage=stage,
             request_uri=uri, verb=verb, user=User(username=user),
-            object_ref=ObjectRef(resource=resource, namespace=ns, name=name or response_name, subresource=sub),
+            object_ref=ObjectRef(resource=resource, namespace=ns, name=name or response_name, subresource=sub, **_group_version(uri)),
             response_status=Status(code=int(code)) if code.isdigit() else None,
             request_received_timestamp=at, stage_timestamp=at,
         ), f"{path}:{number}"
@@ -417,7 +428,8 @@ def _apply(event: Event, source: str, tracker: Tracker, bodies: Bodies, result: 
             result.skip("updates and patches without a body (Metadata level)")
             return
         bodies.bodiless.add((kind, ns, name))
-        tracker.add(at, {"op": "apply", "object": {"kind": kind, "metadata": {"name": name, **({"namespace": ns} if ns else {})}},
+        api_version = f"{ref.api_group}/{ref.api_version}" if ref.api_group else (ref.api_version or "v1")
+        tracker.add(at, {"op": "apply", "object": {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, **({"namespace": ns} if ns else {})}},
                          "actor": user, "source": source, "_infer": [kind, ns, name]})
         return
     obj = manifest(body)
@@ -468,6 +480,6 @@ def _infer(tracker: Tracker, bodies: Bodies, result: Imported) -> None:
             line["object"] = manifest(later)
             result.infer(kind, ns, name, "the whole manifest, from a later body of the same object")
             continue
-        obj, fields = infer_manifest(kind, ns, name, bodies.pod_names, replica_sets)
+        obj, fields = infer_manifest(kind, ns, name, bodies.pod_names, replica_sets, line["object"].get("apiVersion", ""))
         line["object"] = obj
         result.infer(kind, ns, name, *fields)

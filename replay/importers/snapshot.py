@@ -28,50 +28,21 @@ ORDER = ("Namespace", "Node", "PersistentVolumeClaim", "Service", "ConfigMap", "
 
 
 def _objects(path: str, progress: Any) -> list[tuple[str, dict[str, Any]]]:
-    """(source, object) for every object in a snapshot file."""
-    try:
-        from replay import documents  # the kinds helper's reader: Lists, YAML streams, -f -
-    except ImportError:
-        documents = None  # type: ignore[assignment]
-    name = Path(path).name
-    if documents is not None and hasattr(documents, "read_objects"):
-        return [(f"{name}:{line}", obj) for line, obj in documents.read_objects(path)]  # pragma: no cover
-    from replay.importers.common import open_capture
-    from replay.safeload import InputError, decode_text, load_json
+    """(source, object) for every object in a snapshot file: replay.documents reads Lists,
+    multi-document YAML, concatenated JSON and gzip, with `FILE:LINE[#N]` sources."""
+    from replay import documents
+    from replay.safeload import InputError
 
-    stream = open_capture(path)
     try:
-        data = stream.read()
-    finally:
-        stream.close()
-    if progress is not None:
-        progress(len(data))
-    try:
-        text = decode_text(data)
+        found = list(documents.objects(path))
     except InputError as exc:
-        raise CaptureError(exc.line, "", f"not a snapshot: {exc.message}", path) from None
-    if not text.strip():
-        raise CaptureError(0, "", "empty file: no objects", path)
-    if text.lstrip().startswith(("{", "[")):
+        raise CaptureError(exc.line, exc.field, f"not a snapshot: {exc.message}", exc.source or path) from None
+    if progress is not None:
         try:
-            values = [load_json(text, 1, path)]
-        except InputError as exc:
-            raise CaptureError(exc.line, exc.field, f"not a snapshot: {exc.message}", path) from None
-    else:
-        import yaml
-
-        try:
-            values = [v for v in yaml.safe_load_all(text) if v is not None]
-        except yaml.YAMLError as exc:
-            raise CaptureError(0, "", f"not a snapshot (YAML): {exc}", path) from None
-    out: list[tuple[str, dict[str, Any]]] = []
-    for d, value in enumerate(values):
-        items = value.get("items") if isinstance(value, dict) and str(value.get("kind", "")).endswith("List") else [value]
-        for i, obj in enumerate(items or []):
-            if not isinstance(obj, dict) or not obj.get("kind"):
-                raise CaptureError(0, f"items[{i}]", "expected a Kubernetes object with a kind", path)
-            out.append((f"{name}:{'' if len(values) == 1 else f'document {d + 1}:'}items[{i}]", obj))
-    return out
+            progress(Path(path).stat().st_size)
+        except OSError:
+            pass
+    return found
 
 
 def read(paths: list[str], progress: Any = None) -> Imported:
