@@ -220,6 +220,34 @@ def test_the_metadata_level_dataset_replays_with_its_inferred_fields_listed():
     assert len([p for p in cluster.objects["Pod"].values() if p.metadata.namespace == "grafana"]) == 1
 
 
+def test_sieves_end_state_imports_as_a_snapshot_with_the_operators_ownership():
+    """sieve-project/sieve's zookeeper-operator `recreate` end state: Go structs printed without
+    JSON tags, values that vary per run as SIEVE-IGNORE. The StatefulSet its operator's custom
+    resource owns is kept while that owner exists, and collected once it is deleted."""
+    path = CAPTURES / "sieve" / "zookeeper-recreate-state.json"
+    state = json.loads(path.read_text())
+    result = import_captures([str(path)], "snapshot")
+    assert result.skipped["Sieve objects recorded as SIEVE-IGNORE (generated per run)"] == sum(v == "SIEVE-IGNORE" for v in state.values())
+    store = replayed(result)
+    cluster = store.cluster_at(store.head)
+    sts = cluster.objects["StatefulSet"][("default", "zookeeper-cluster")]
+    assert sts.spec.replicas == state["statefulset/default/zookeeper-cluster"]["Spec"]["Replicas"] == 1
+    assert [(r.kind, r.name) for r in sts.metadata.owner_references] == [("ZookeeperCluster", "zookeeper-cluster")]
+    recorded_pods = sorted(k.split("/")[2] for k, v in state.items() if k.startswith("pod/") and v != "SIEVE-IGNORE")
+    assert recorded_pods == ["zookeeper-cluster-0"]
+    assert ("default", "zookeeper-cluster-0") in cluster.objects["Pod"]
+    assert ("default", "data-zookeeper-cluster-0") in cluster.objects["PersistentVolumeClaim"]
+    # the recorded owner carries its operator's finalizer: deleting it only starts its deletion
+    target = {"kind": "ZookeeperCluster", "namespace": "default", "name": "zookeeper-cluster"}
+    delete = {"at": "2000-01-01T01:00:00Z", "op": "delete", **target}
+    run(store, parse_lines([(1, json.dumps(delete))]))
+    assert ("default", "zookeeper-cluster") in store.cluster_at(store.head).objects["StatefulSet"]
+    # once the operator has removed its finalizer, the owner is gone and so is what it owned
+    finalized = {"at": "2000-01-01T01:01:00Z", "op": "patch", **target, "merge": {"metadata": {"finalizers": None}}}
+    run(store, parse_lines([(1, json.dumps(finalized))]))
+    assert ("default", "zookeeper-cluster") not in store.cluster_at(store.head).objects["StatefulSet"]
+
+
 def test_a_gzipped_capture_imports_like_the_plain_one(tmp_path):
     import gzip
 
