@@ -119,3 +119,11 @@ def test_the_import_verb_writes_the_history_and_prints_the_summary(tmp_path, cap
     assert (tmp_path / "web-app.jsonl").exists() and (tmp_path / "web-app.outcome.jsonl").exists()
     assert "operations to web-app.jsonl" in out.out
     assert "skipped 19: leases" in out.err
+
+
+def test_progress_draws_a_bar_over_the_bytes_read_when_asked(tmp_path, capsys):
+    assert main(["import", str(SEED), "-o", str(tmp_path / "web.jsonl"), "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "import:" in err and "kB" in err  # tqdm's bar, in bytes (unit_scale)
+    assert main(["import", str(SEED), "-o", str(tmp_path / "web2.jsonl")]) == 0
+    assert "import:" not in capsys.readouterr().err  # not a terminal: no bar unless asked
