@@ -295,3 +295,41 @@ def test_a_scheduler_line_leaves_pods_to_recorded_bindings(extra, expected):
     head = [line for line in extra if line["op"] == "scheduler"]
     tail = [line for line in extra if line["op"] != "scheduler"]
     assert nodes_of([*NODES, *head, web, *tail]) == expected
+
+
+def _with_record(tmp_path: Path, capture: str, **record: Any) -> str:
+    lines = (SEEDS / capture).read_text().splitlines()
+    base = json.loads(lines[-1])
+    extra = {**base, "stage": "ResponseComplete", "responseStatus": {"code": 200}, "user": {"username": "kubernetes-admin"},
+             "stageTimestamp": "2026-11-20T11:00:00.000000Z", "auditID": "added-by-the-test", **record}
+    extra.pop("requestObject", None)
+    path = tmp_path / capture
+    path.write_text("\n".join([*lines, json.dumps(extra)]) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("capture", "record", "expected"),
+    [
+        pytest.param(
+            "web-app.audit.jsonl",
+            {"verb": "patch", "objectRef": {"resource": "deployments", "namespace": "default", "name": "web-app", "apiGroup": "apps", "apiVersion": "v1", "subresource": "scale"},
+             "responseObject": {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": {"name": "web-app"}, "spec": {"replicas": 5}}},
+            {"op": "scale", "kind": "Deployment", "namespace": "default", "name": "web-app", "replicas": 5},
+            id="kubectl-scale-through-the-scale-subresource-is-a-scale-line",
+        ),
+        pytest.param(
+            "nginx-web.audit.jsonl",
+            {"verb": "create", "objectRef": {"resource": "pods", "namespace": "default", "name": "nginx-web-1", "apiVersion": "v1", "subresource": "eviction"},
+             "responseObject": {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201},
+             "stageTimestamp": "2026-11-20T10:26:00.000000Z"},
+            {"op": "delete", "kind": "Pod", "namespace": "default", "name": "nginx-web-1"},
+            id="a-drains-eviction-of-a-stateful-pod-is-a-delete-line",
+        ),
+    ],
+)
+def test_subresource_writes_by_people_become_their_operations(tmp_path, capture, record, expected):
+    result = import_captures([_with_record(tmp_path, capture, **record)])
+    last = next(line for line in result.lines if line["source"].endswith(f":{len((SEEDS / capture).read_text().splitlines()) + 1}"))
+    assert {k: last[k] for k in expected} == expected
+    replayed(result)

@@ -360,7 +360,7 @@ def _apply(event: Event, source: str, tracker: Tracker, bodies: Bodies, result: 
     body = event.response_object if isinstance(event.response_object, dict) and event.response_object.get("kind") not in ("Status", None) else None
     if body is None and event.verb in ("create", "update") and isinstance(event.request_object, dict):
         body = event.request_object
-    kind = (body or {}).get("kind") or KINDS.get(ref.resource) or ref.resource
+    kind = (KINDS.get(ref.resource) if ref.subresource else None) or (body or {}).get("kind") or KINDS.get(ref.resource) or ref.resource
     ns = "" if ref.resource in CLUSTER_SCOPED else (ref.namespace or "default")
     name = ref.name or str(((body or {}).get("metadata") or {}).get("name") or "")
     if ref.resource == "pods" and name:
@@ -391,6 +391,21 @@ def _apply(event: Event, source: str, tracker: Tracker, bodies: Bodies, result: 
         tracker.bind(at, ns, name, node, source)
         return
     node = node_of(user)
+    if ref.subresource == "scale" and not node:  # kubectl scale, an autoscaler
+        replicas = ((body or {}).get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int):
+            result.skip("scale writes without the replicas (Metadata level)")
+            return
+        tracker.add(at, {"op": "scale", "kind": kind, "namespace": ns or "default", "name": name, "replicas": replicas,
+                         "actor": user, "source": source})
+        return
+    if ref.subresource == "eviction" and ref.resource == "pods" and not node:  # kubectl drain
+        target = tracker.pod_target(ns, name)
+        if "owner" in target:
+            result.skip("evictions of pods a controller made (the engine names its pods itself)")
+            return
+        tracker.add(at, {"op": "delete", "kind": "Pod", "namespace": ns, "name": name, "actor": user, "source": source})
+        return
     if ref.subresource == "status" or ref.subresource:
         if node and ref.resource == "pods" and ref.subresource == "status":
             if body is None:
