@@ -289,6 +289,8 @@ def _csv_events(path: str, result: Imported, progress: Any) -> Iterator[tuple[Ev
             if progress is not None:
                 progress(len(line))
             try:
+                if b"\x00" in line:
+                    raise UnicodeDecodeError("utf-8", line, 0, 1, "NUL")
                 yield line.decode("utf-8")
             except UnicodeDecodeError:
                 raise CaptureError(number, "", "not an audit log: binary data, not CSV text", path) from None
