@@ -333,3 +333,52 @@ def test_subresource_writes_by_people_become_their_operations(tmp_path, capture,
     last = next(line for line in result.lines if line["source"].endswith(f":{len((SEEDS / capture).read_text().splitlines()) + 1}"))
     assert {k: last[k] for k in expected} == expected
     replayed(result)
+
+
+def _without_sources(result: Any) -> list[dict[str, Any]]:
+    return [{k: v for k, v in line.items() if k != "source"} for line in result.lines]
+
+
+def _split_by_kind(capture: str, tmp_path: Path) -> list[str]:
+    """Two watch files, as two `kubectl get -w` commands would write them."""
+    changes = [json.loads(line) for line in (SEEDS / capture).read_text().splitlines()]
+    workloads = [c for c in changes if c["object"]["kind"] not in ("Pod", "Node")]
+    others = [c for c in changes if c["object"]["kind"] in ("Pod", "Node")]
+    paths = []
+    for name, part in (("workloads.jsonl", workloads), ("pods.jsonl", others)):
+        (tmp_path / name).write_text("".join(json.dumps(c) + "\n" for c in part))
+        paths.append(str(tmp_path / name))
+    return paths
+
+
+def _split_alternately(capture: str, tmp_path: Path) -> list[str]:
+    """Two audit logs, as two API servers of one cluster write them."""
+    lines = (SEEDS / capture).read_text().splitlines()
+    paths = []
+    for i in (0, 1):
+        (tmp_path / f"apiserver-{i}.log").write_text("\n".join(lines[i::2]) + "\n")
+        paths.append(str(tmp_path / f"apiserver-{i}.log"))
+    return paths
+
+
+def _as_event_list(capture: str, tmp_path: Path) -> list[str]:
+    """One `EventList` document, pretty-printed."""
+    items = [json.loads(line) for line in (SEEDS / capture).read_text().splitlines()]
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps({"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "metadata": {}, "items": items}, indent=2))
+    return [str(path)]
+
+
+@pytest.mark.parametrize(
+    ("capture", "split"),
+    [
+        pytest.param("web-app.watch.jsonl", _split_by_kind, id="two-watch-streams-merge-by-time"),
+        pytest.param("web-app.audit.jsonl", _split_alternately, id="two-audit-logs-merge-by-time"),
+        pytest.param("web-app.audit.jsonl", _as_event_list, id="an-event-list-reads-as-its-lines"),
+    ],
+)
+def test_a_capture_in_several_files_or_shapes_imports_as_one(tmp_path, capture, split):
+    whole = import_captures([str(SEEDS / capture)])
+    parts = import_captures(split(capture, tmp_path))
+    assert _without_sources(parts) == _without_sources(whole)
+    assert len(parts.writes) == len(whole.writes)
