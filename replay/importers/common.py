@@ -318,8 +318,7 @@ class Tracker:
             self.pods[(ns, name)] = owner_of(obj)
         elif kind == "ReplicaSet" and name:
             owner_kind, owner_name = owner_of(obj)
-            if owner_kind == "Deployment":
-                self.rs_owner[(ns, name)] = owner_name
+            self.rs_owner[(ns, name)] = owner_name if owner_kind == "Deployment" else ""
 
     def pod_target(self, ns: str, name: str, pod: dict[str, Any] | None = None) -> dict[str, Any]:
         """How a history line names this pod: by name, or by owner and node (below)."""
