@@ -29,6 +29,7 @@ class Event(
     message: str = ""
     trigger: int = 0
     line: int = 0
+    source: str = ""  # an imported history line's source ("audit.log:17"); absent otherwise
 
 
 class ObjectEvent(Event, kw_only=True):
@@ -117,6 +118,9 @@ class KubeletPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     fail_images: list[str] = msgspec.field(default_factory=list)
     never_ready_images: list[str] = msgspec.field(default_factory=list)
     reject_images: list[str] = msgspec.field(default_factory=list)
+    # the pods (`pod/NS/NAME`) and owners (`deployment/NS/NAME`) whose pods the simulated
+    # scheduler leaves to a history's recorded `bind` operations (a `scheduler` line)
+    recorded_bindings: list[str] = msgspec.field(default_factory=list)
 
 
 class KubeletConfigured(Event, kw_only=True):

@@ -30,6 +30,7 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True):
     message: str = ""
     trigger: int = 0
     line: int = 0
+    source: str = ""
     node: str = ""
 
 
@@ -63,6 +64,7 @@ def entry_for(event: ev.Event) -> Entry:
         message=event.message,
         trigger=event.trigger,
         line=event.line,
+        source=event.source,
         node=node,
     )
 

@@ -65,6 +65,7 @@ class Audit(msgspec.Struct, frozen=True, kw_only=True):
     message: str = ""
     trigger: int = 0
     line: int = 0
+    source: str = ""
 
 
 Emit = Callable[..., ev.Event]
@@ -475,6 +476,7 @@ def audit_fields(audit: Audit) -> dict[str, Any]:
         "message": audit.message,
         "trigger": audit.trigger,
         "line": audit.line,
+        "source": audit.source,
     }
 
 
