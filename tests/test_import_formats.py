@@ -179,7 +179,9 @@ def test_simkubes_bare_pods_trace_follows_the_recorded_pod_lifecycles():
     # pod_lifecycles: three Finished, the last one Running when the trace ended
     assert phases == {"bare-pod-1781282449": "Succeeded", "bare-pod-1781282509": "Succeeded",
                       "bare-pod-1781282570": "Succeeded", "bare-pod-1781282630": "Running"}
-    assert len(result.inferred) == 3  # how they finished is inferred, and said so
+    # how they finished is inferred, and said so; so is their namespace, which the trace never created
+    assert len(result.inferred) == 4
+    assert result.inferred["Namespace testing"] == ["the whole object (the capture never showed its creation)"]
 
 
 def _modelled(kind: str) -> bool:

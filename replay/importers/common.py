@@ -448,6 +448,40 @@ def _keep_known_owners(line: dict[str, Any], applied: set[tuple[str, str, str]],
                  f"metadata.ownerReferences without {gone} (an owner the capture never created)")
 
 
+class Namespaces:
+    """Which namespaces a history has made so far, to find writes into one it never made."""
+
+    def __init__(self) -> None:
+        from engine.api.catalog import INITIAL_NAMESPACES
+
+        self.made: set[str] = set(INITIAL_NAMESPACES)
+        self.cluster_scoped_custom: set[str] = set()
+
+    def missing_for(self, line: dict[str, Any]) -> str:
+        """The namespace an apply line writes into, if no Namespace exists for it yet ("" if
+        one does, or the object has no namespace); notes Namespaces and CRDs as they come."""
+        from engine.api.objects import CLUSTER_SCOPED
+
+        obj = line.get("object") or {}
+        kind = str(obj.get("kind") or "")
+        meta = obj.get("metadata") or {}
+        if kind == "Namespace":
+            self.made.add(str(meta.get("name") or ""))
+            return ""
+        if kind == "CustomResourceDefinition":
+            spec = obj.get("spec") or {}
+            if spec.get("scope") == "Cluster":
+                self.cluster_scoped_custom.add(str((spec.get("names") or {}).get("kind") or ""))
+            return ""
+        if kind in CLUSTER_SCOPED or kind in self.cluster_scoped_custom:
+            return ""
+        namespace = str(meta.get("namespace") or "default")
+        if namespace in self.made:
+            return ""
+        self.made.add(namespace)
+        return namespace
+
+
 def validate(result: Imported) -> None:
     """Drop (and count) the lines the history loader refuses, so that what is written always
     replays: a kind this kreplay does not model, a manifest field it does not know. Raises
@@ -459,9 +493,18 @@ def validate(result: Imported) -> None:
     # what the real controllers created exists in the replay too (under the same name for a
     # StatefulSet's pods and claims), so a person may delete it
     made = {(w.kind, w.namespace or "default", w.name) for w in result.writes if w.verb == "create" and w.applied}
+    namespaces = Namespaces()
     for number, line in enumerate(result.lines, 1):
         if line.get("op") == "apply":
             _keep_known_owners(line, applied, result)
+            missing = namespaces.missing_for(line)
+            if missing:
+                # the capture began after the namespace was made: create it just before the
+                # first write into it, so the history replays as the API server would take it
+                kept.append({"at": line["at"], "op": "apply", "actor": "kreplay-import",
+                             "source": f"inferred from {line.get('source') or f'line {number}'}",
+                             "object": {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": missing}}})
+                result.infer("Namespace", "", missing, "the whole object (the capture never showed its creation)")
         try:
             operation = to_operation(decode_line(encode_line(line), number), number)
             target = _target(operation)

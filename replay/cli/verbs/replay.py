@@ -53,6 +53,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     if args.from_:
         operations, args.history = _imported(args)
+        args.create_namespaces = True  # a capture begins after its namespaces were made
     elif len(args.history) > 1:
         raise UsageError("replay takes one history file (several captures need --from FORMAT)", verb="replay")
     else:
