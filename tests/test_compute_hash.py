@@ -193,3 +193,68 @@ def test_a_kubernetes_version_is_named_by_its_minor_release(text: str, version: 
 def test_an_unsupported_kubernetes_version_is_refused_naming_the_supported_ones(text: str) -> None:
     with pytest.raises(ValueError, match="choose one of 1.18, 1.32"):
         check_version(text)
+
+
+# --- `replay --kubernetes-version`: chosen, recorded in the log, kept on --append -------------
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+WEB_APP = str(EXAMPLES / "web-app-deployment.jsonl")
+
+
+def kreplay(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    from replay.cli import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def log_lines(capsys: pytest.CaptureFixture[str], store: str) -> list[dict]:
+    code, out, err = kreplay(capsys, "log", "-o", "json", "--store", store)
+    assert code == 0, err
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def replica_set_names(capsys: pytest.CaptureFixture[str], store: str) -> list[str]:
+    code, out, err = kreplay(capsys, "get", "rs", "-o", "name", "--store", store)
+    assert code == 0, err
+    return sorted(out.split())
+
+
+def test_replay_records_the_chosen_release_first_and_names_replicasets_with_its_go_types(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = f"sqlite:{tmp_path / 'old.db'}", f"sqlite:{tmp_path / 'new.db'}"
+    assert kreplay(capsys, "replay", WEB_APP, "--kubernetes-version", "v1.18", "--store", old)[0] == 0
+    assert kreplay(capsys, "replay", WEB_APP, "--store", new)[0] == 0
+    first_old, first_new = log_lines(capsys, old)[0], log_lines(capsys, new)[0]
+    assert (first_old["type"], first_old["kubernetes_version"], first_old["position"]) == ("ClusterConfigured", "1.18", 1)
+    assert (first_new["type"], first_new["kubernetes_version"]) == ("ClusterConfigured", DEFAULT_KUBERNETES_VERSION)
+    names_old, names_new = replica_set_names(capsys, old), replica_set_names(capsys, new)
+    assert len(names_old) == len(names_new) == 3
+    assert not set(names_old) & set(names_new)  # the same templates, other Go types: other names
+
+
+def test_a_history_appended_without_a_version_keeps_the_recorded_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    whole, parts = f"sqlite:{tmp_path / 'whole.db'}", f"sqlite:{tmp_path / 'parts.db'}"
+    assert kreplay(capsys, "replay", WEB_APP, "--kubernetes-version", "1.33", "--store", whole)[0] == 0
+    assert kreplay(capsys, "replay", WEB_APP, "--lines", "1-4", "--kubernetes-version", "1.33", "--store", parts)[0] == 0
+    assert kreplay(capsys, "replay", WEB_APP, "--lines", "5-", "--append", "--store", parts)[0] == 0
+    assert log_lines(capsys, parts) == log_lines(capsys, whole)
+
+
+def test_naming_another_release_on_append_records_the_upgrade_and_keeps_existing_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = f"sqlite:{tmp_path / 'k.db'}"
+    assert kreplay(capsys, "replay", WEB_APP, "--lines", "1-4", "--kubernetes-version", "1.18", "--store", store)[0] == 0
+    (before,) = replica_set_names(capsys, store)
+    assert kreplay(capsys, "replay", WEB_APP, "--lines", "5-", "--append", "--kubernetes-version", "1.36", "--store", store)[0] == 0
+    configured = [e for e in log_lines(capsys, store) if e["type"] == "ClusterConfigured"]
+    assert [e["kubernetes_version"] for e in configured] == ["1.18", "1.36"]
+    assert "(was 1.18)" in configured[1]["message"]
+    assert before in replica_set_names(capsys, store)  # found by its template, as upstream
+
+
+def test_an_unsupported_kubernetes_version_is_a_usage_error_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "k.db"
+    code, out, err = kreplay(capsys, "replay", WEB_APP, "--kubernetes-version", "1.20", "--store", f"sqlite:{store}")
+    assert code == 2 and out == ""
+    assert "error: --kubernetes-version: Kubernetes version '1.20' is not supported: choose one of 1.18, 1.32, 1.33, 1.34, 1.35, 1.36" in err
+    assert not store.exists()

@@ -7,7 +7,7 @@ engine/api/gotypes/spew.py).
 API_GIT and APIMACHINERY_GIT are git directories (bare or not) of github.com/kubernetes/api and
 github.com/kubernetes/apimachinery, the published copies of the kubernetes/kubernetes staging
 trees `staging/src/k8s.io/api` and `staging/src/k8s.io/apimachinery`; the release's newest
-`v0.NN.P` tag (v0.33.13 for 1.33) is read from both with `git show`. Run offline, by hand,
+`v0.NN.P` tag (v0.33.13 for 1.33; `kubernetes-1.NN.P` before 1.17) is read from both with `git show`. Run offline, by hand,
 never at test time; the output is data only.
 
 For every struct reachable from core/v1 PodTemplateSpec the output lists its fields in Go
@@ -237,15 +237,17 @@ def generate(repos: dict[str, str], release: str) -> dict:
     minor = release.split(".")[1]
     tags = {}
     for repo, gitdir in repos.items():
+        # releases before 1.17 were tagged kubernetes-1.N.P in the published repositories
+        prefix = f"v0.{minor}." if int(minor) >= 17 else f"kubernetes-1.{minor}."
         listed = subprocess.run(
-            ["git", "--git-dir", gitdir, "tag", "--list", f"v0.{minor}.*"],
+            ["git", "--git-dir", gitdir, "tag", "--list", f"{prefix}*"],
             check=True,
             capture_output=True,
             text=True,
         ).stdout.split()
-        final = [t for t in listed if re.fullmatch(rf"v0\.{minor}\.\d+", t)]
+        final = [t for t in listed if re.fullmatch(re.escape(prefix) + r"\d+", t)]
         if not final:
-            raise SystemExit(f"{gitdir}: no tag v0.{minor}.N")
+            raise SystemExit(f"{gitdir}: no tag {prefix}N")
         tag = max(final, key=lambda t: int(t.rsplit(".", 1)[1]))
         commit = subprocess.run(
             ["git", "--git-dir", gitdir, "rev-list", "-n1", tag],

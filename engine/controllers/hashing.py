@@ -6,7 +6,6 @@
   Deployment pod-template-hash, so ReplicaSet and ControllerRevision names): FNV-1a 32 over
   go-spew's `%#v` of the Go `v1.PodTemplateSpec` of a Kubernetes release (engine/api/gotypes),
   then the collisionCount as 8 bytes (`binary.LittleEndian.PutUint32` into `make([]byte, 8)`).
-- `template_hash` is the JSON stand-in used before (kept for the callers not yet moved).
 """
 
 from __future__ import annotations
@@ -80,14 +79,6 @@ def statefulset_revision_hash(data: dict[str, Any], collision_count: int | None)
     h = fnv1_32(go_json(data))
     if collision_count is not None:
         h = fnv1_32(str(collision_count).encode(), h)
-    return safe_encode(str(h))
-
-
-def template_hash(template: dict[str, Any], collision_count: int | None) -> str:
-    """Stands in for controller.ComputeHash (FNV-1a; see the module docstring)."""
-    h = fnv1a_32(go_json(template))
-    if collision_count is not None:
-        h = fnv1a_32((collision_count & 0xFFFFFFFF).to_bytes(8, "little"), h)
     return safe_encode(str(h))
 
 
