@@ -28,6 +28,7 @@ VECTORS = SIEVE["vectors"]
 
 def test_the_sieve_vectors_cover_every_operator_deployment_it_recorded() -> None:
     assert len(VECTORS) == 10
+    assert len(SIEVE["statefulSetRevisions"]) == 20
     assert SIEVE["provenance"]["license"].startswith("BSD-2-Clause")
 
 
@@ -258,3 +259,14 @@ def test_an_unsupported_kubernetes_version_is_a_usage_error_and_writes_nothing(t
     assert code == 2 and out == ""
     assert "error: --kubernetes-version: Kubernetes version '1.20' is not supported: choose one of 1.18, 1.32, 1.33, 1.34, 1.35, 1.36" in err
     assert not store.exists()
+
+
+REVISIONS = SIEVE["statefulSetRevisions"]
+
+
+@pytest.mark.parametrize("revision", REVISIONS, ids=[f"{r['controllerRevision']}@{r['source'].split('/')[1]}" for r in REVISIONS])
+def test_a_statefulset_revision_recorded_on_1_18_is_named_by_hash_controller_revision(revision: dict) -> None:
+    from engine.controllers.hashing import statefulset_revision_hash
+
+    assert statefulset_revision_hash(revision["data"], revision["collisionCount"]) == revision["hash"]
+    assert revision["controllerRevision"].endswith("-" + revision["hash"])

@@ -12,6 +12,9 @@ its template is the Deployment's template as the API server stored it plus the
 `pod-template-hash` label, and its name is `<deployment>-<ComputeHash(template, collisionCount)>`.
 Each vector is that template (without the added label, in the API's JSON field names), the
 Deployment's collisionCount and the ReplicaSet's name and hash; identical vectors are kept once.
+Every StatefulSet ControllerRevision there (label `controller.kubernetes.io/hash`) gives a
+`history.HashControllerRevision` vector too: its `data` (the JSON patch), the StatefulSet's
+collisionCount, its name and hash.
 """
 
 from __future__ import annotations
@@ -115,6 +118,7 @@ def main(gitdir: str) -> None:
         text=True,
     ).stdout.split()
     vectors: dict[str, dict[str, Any]] = {}
+    revisions: dict[str, dict[str, Any]] = {}
     skipped: list[str] = []
     for path in sorted(p for p in paths if p.endswith("/state.json") and "/oracle/" in p):
         state = json.loads(
@@ -124,6 +128,21 @@ def main(gitdir: str) -> None:
         )
         for key, rs in sorted(state.items()):
             kind, namespace, name = key.split("/", 2)
+            if kind == "controllerrevision" and not isinstance(rs, dict):
+                skipped.append(f"{path}: {key} (masked by Sieve)")
+                continue
+            if kind == "controllerrevision":
+                hash_ = (rs.get("labels") or {}).get("controller.kubernetes.io/hash")
+                if not hash_:
+                    continue
+                if masked(rs["Data"]):
+                    skipped.append(f"{path}: {key} (masked by Sieve)")
+                    continue
+                owner = state.get(f"statefulset/{namespace}/{name.removesuffix('-' + hash_)}")
+                collision = owner["Status"]["CollisionCount"] if isinstance(owner, dict) else None
+                revision = {"controllerRevision": name, "hash": hash_, "collisionCount": collision, "data": rs["Data"]}
+                revisions.setdefault(json.dumps(revision, sort_keys=True), {"source": path, **revision})
+                continue
             if kind != "replicaset":
                 continue
             if not isinstance(rs, dict) or masked(rs["Spec"]["Template"]):
@@ -163,6 +182,7 @@ def main(gitdir: str) -> None:
             "skipped": skipped,
         },
         "vectors": sorted(vectors.values(), key=lambda v: (v["replicaSet"], v["source"])),
+        "statefulSetRevisions": sorted(revisions.values(), key=lambda v: (v["controllerRevision"], v["source"])),
     }
     json.dump(out, sys.stdout, indent=1, sort_keys=False)
     sys.stdout.write("\n")
