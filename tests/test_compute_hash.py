@@ -29,6 +29,7 @@ VECTORS = SIEVE["vectors"]
 def test_the_sieve_vectors_cover_every_operator_deployment_it_recorded() -> None:
     assert len(VECTORS) == 10
     assert len(SIEVE["statefulSetRevisions"]) == 20
+    assert len(SIEVE["appliedDeployments"]) == 6
     assert SIEVE["provenance"]["license"].startswith("BSD-2-Clause")
 
 
@@ -270,3 +271,22 @@ def test_a_statefulset_revision_recorded_on_1_18_is_named_by_hash_controller_rev
 
     assert statefulset_revision_hash(revision["data"], revision["collisionCount"]) == revision["hash"]
     assert revision["controllerRevision"].endswith("-" + revision["hash"])
+
+
+APPLIED = SIEVE["appliedDeployments"]
+
+
+@pytest.mark.parametrize("applied", APPLIED, ids=[a["replicaSet"] for a in APPLIED])
+def test_replaying_a_users_deployment_on_1_18_makes_the_replicaset_the_real_cluster_made(
+    applied: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The manifest as its user applied it (Sieve kept kubectl's last-applied-configuration):
+    the engine's defaults, its Deployment controller and ComputeHash give the recorded name."""
+    history = tmp_path / "h.jsonl"
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    lines = [{"at": "2026-01-01T00:00:00Z", "op": "apply", "object": node}, {"at": "2026-01-01T00:00:01Z", "op": "apply", "object": applied["manifest"]}]
+    history.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    store = f"sqlite:{tmp_path / 'k.db'}"
+    code, out, err = kreplay(capsys, "replay", str(history), "--kubernetes-version", "1.18", "--store", store)
+    assert code == 0, err
+    assert replica_set_names(capsys, store) == [f"replicaset.apps/{applied['replicaSet']}"]

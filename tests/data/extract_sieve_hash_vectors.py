@@ -14,7 +14,9 @@ Each vector is that template (without the added label, in the API's JSON field n
 Deployment's collisionCount and the ReplicaSet's name and hash; identical vectors are kept once.
 Every StatefulSet ControllerRevision there (label `controller.kubernetes.io/hash`) gives a
 `history.HashControllerRevision` vector too: its `data` (the JSON patch), the StatefulSet's
-collisionCount, its name and hash.
+collisionCount, its name and hash. Every Deployment created with `kubectl apply` keeps the
+manifest its user wrote (`kubectl.kubernetes.io/last-applied-configuration`): applying that
+to the engine must make the ReplicaSet the real cluster made, defaults and all.
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ def main(gitdir: str) -> None:
     ).stdout.split()
     vectors: dict[str, dict[str, Any]] = {}
     revisions: dict[str, dict[str, Any]] = {}
+    applied: dict[str, dict[str, Any]] = {}
     skipped: list[str] = []
     for path in sorted(p for p in paths if p.endswith("/state.json") and "/oracle/" in p):
         state = json.loads(
@@ -142,6 +145,13 @@ def main(gitdir: str) -> None:
                 collision = owner["Status"]["CollisionCount"] if isinstance(owner, dict) else None
                 revision = {"controllerRevision": name, "hash": hash_, "collisionCount": collision, "data": rs["Data"]}
                 revisions.setdefault(json.dumps(revision, sort_keys=True), {"source": path, **revision})
+                continue
+            if kind == "deployment" and isinstance(rs, dict):
+                manifest = (rs.get("annotations") or {}).get("kubectl.kubernetes.io/last-applied-configuration")
+                made = sorted(k.split("/", 2)[2] for k in state if k.startswith(f"replicaset/{namespace}/{name}-"))
+                if manifest and len(made) == 1 and rs["Status"]["CollisionCount"] is None:
+                    entry = {"manifest": json.loads(manifest), "replicaSet": made[0]}
+                    applied.setdefault(json.dumps(entry, sort_keys=True), {"source": path, **entry})
                 continue
             if kind != "replicaset":
                 continue
@@ -182,6 +192,7 @@ def main(gitdir: str) -> None:
             "skipped": skipped,
         },
         "vectors": sorted(vectors.values(), key=lambda v: (v["replicaSet"], v["source"])),
+        "appliedDeployments": sorted(applied.values(), key=lambda v: (v["replicaSet"], v["source"])),
         "statefulSetRevisions": sorted(revisions.values(), key=lambda v: (v["controllerRevision"], v["source"])),
     }
     json.dump(out, sys.stdout, indent=1, sort_keys=False)
