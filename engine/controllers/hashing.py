@@ -91,7 +91,7 @@ def compute_hash(
     """Mirrors controller.ComputeHash(&template, collisionCount) on a `version` (`1.33`) cluster.
 
     `template` is the stored (API-defaulted) pod template as JSON. The FNV state after the
-    template is cached per (version, template): a Deployment's template is hashed on every sync.
+    template is cached per (version, template): a DaemonSet's template is hashed on every sync.
     """
     h = _template_fnv(version, _KEY_ENCODER.encode(template))
     if collision_count is not None:
