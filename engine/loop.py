@@ -21,7 +21,7 @@ from engine import events as ev
 from engine import operations as op
 from engine.api.apiserver import ApiServer, Audit, audit_fields
 from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
-from engine.api.objects import CLUSTER_SCOPED, KubeObject, Pod
+from engine.api.objects import KubeObject, Pod, kind_of
 from engine.api.state import Cluster
 
 MAX_PASSES_PER_INSTANT = 10_000
@@ -309,8 +309,8 @@ class Engine:
 
         match operation:
             case op.Apply(object=obj):
-                kind = type(obj).__name__
-                ns = "" if kind in CLUSTER_SCOPED else (obj.metadata.namespace or "default")
+                kind = kind_of(obj)
+                ns = "" if api.cluster.cluster_scoped(kind) else (obj.metadata.namespace or "default")
                 exists = api.cluster.get(kind, ns, obj.metadata.name) is not None
                 verb = "configured" if exists else "created"
                 api.apply(
@@ -331,7 +331,7 @@ class Engine:
             case op.Delete():
                 api.delete(
                     operation.kind,
-                    "" if operation.kind in CLUSTER_SCOPED else operation.namespace,
+                    "" if api.cluster.cluster_scoped(operation.kind) else operation.namespace,
                     operation.name,
                     audit(
                         "kubectl",

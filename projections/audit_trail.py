@@ -53,7 +53,8 @@ def entry_for(event: ev.Event) -> Entry:
     return Entry(
         position=event.position,
         at=event.at,
-        type=type(event).__name__,
+        # an opaque object's events read as the events they are (OpaqueObjectCreated: ObjectCreated)
+        type=type(event).__name__.removeprefix("Opaque"),
         kind=subject[0],
         namespace=subject[1],
         name=subject[2],

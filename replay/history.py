@@ -21,7 +21,7 @@ import msgspec
 from engine import operations as op
 from engine.api.objects import CLUSTER_SCOPED, ObjectDecodeError, decode_object
 from engine.events import KubeletPolicy
-from replay.kinds import UnknownKind, resolve
+from replay.kinds import UnknownKind, resolve_in_history
 from replay.safeload import InputError, decode_text, load_json
 
 
@@ -230,7 +230,7 @@ def locate(exc: op.Rejected, operations: Iterable[op.AnyOperation], source: str)
 
 def _kind(value: str, field: str, number: int) -> str:
     try:
-        return resolve(value)
+        return resolve_in_history(value)
     except UnknownKind as exc:
         raise HistoryError(number, field, str(exc)) from None
 

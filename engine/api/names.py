@@ -20,6 +20,15 @@ def object_uid(kind: str, namespace: str, name: str, position: int) -> str:
     return str(uuid.uuid5(KREPLAY_NAMESPACE, f"{kind}/{namespace}/{name}@{position}"))
 
 
+def issued_by_replay(uid: str) -> bool:
+    """Whether a uid is one a replay gave (a version-5 UUID; Kubernetes' own are version 4), so
+    a reference holding it means that incarnation and no other."""
+    try:
+        return uuid.UUID(uid).version == 5
+    except ValueError:
+        return False
+
+
 def stream_id(kind: str, namespace: str, name: str) -> uuid.UUID:
     """The event-store stream of one object key, across incarnations."""
     return uuid.uuid5(KREPLAY_NAMESPACE, f"{kind}/{namespace}/{name}")

@@ -82,8 +82,14 @@ def plural_of(kind: str) -> str:
 
 
 def derived(kind: str, api_version: str, namespaced: bool) -> Resource:
-    """A resource for a kind the table does not know, from what its stored objects say."""
+    """A resource for a kind the table does not know: a built-in kind as Kubernetes serves it
+    (engine.api.catalog: plural, short names, scope), any other from what its objects say."""
+    from engine.api import catalog
+
     group, _, version = api_version.rpartition("/")
+    builtin = catalog.BY_GROUP_KIND.get((group, kind))
+    if builtin is not None:
+        return Resource(kind=kind, group=group, version=version or "v1", plural=builtin.plural, singular=kind.lower(), namespaced=builtin.namespaced, short_names=builtin.short_names)
     return Resource(kind=kind, group=group, version=version or "v1", plural=plural_of(kind), singular=kind.lower(), namespaced=namespaced)
 
 
