@@ -129,6 +129,14 @@ class KubeletConfigured(Event, kw_only=True):
     policy: KubeletPolicy
 
 
+class ClusterConfigured(Event, kw_only=True):
+    """The Kubernetes release the controllers imitate from now on (`replay --kubernetes-version`,
+    recorded by the first run of a store and whenever a run names another one): its Go types
+    decide `ComputeHash`, so the names of ReplicaSets and DaemonSet revisions."""
+
+    kubernetes_version: str
+
+
 class ClockAdvanced(Event, kw_only=True):
     """Virtual time moved to `at` with no other change (an `advance` operation)."""
 
@@ -201,6 +209,7 @@ AnyEvent = (
     | OpaqueObjectUpdated
     | OpaqueDeletionStarted
     | KubeletConfigured
+    | ClusterConfigured
     | ClockAdvanced
     | TimerSet
     | TimerFired

@@ -20,6 +20,7 @@ from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
 from engine.api.apiserver import ApiServer, Audit, audit_fields
+from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
 from engine.api.objects import KubeObject, Pod, kind_of
 from engine.api.state import Cluster
 
@@ -63,6 +64,7 @@ class Engine:
         cluster: Cluster | None = None,
         controllers: Sequence[Controller] | None = None,
         settle_limit: timedelta = DEFAULT_SETTLE_LIMIT,
+        kubernetes_version: str | None = None,
     ) -> None:
         if controllers is None:
             from engine.actors import default_actors
@@ -73,6 +75,10 @@ class Engine:
         self.by_name = {c.name: c for c in self.controllers}
         self.dirty: dict[str, dict[str, int]] = {c.name: {} for c in self.controllers}
         self.settle_limit = settle_limit
+        # the release to imitate, recorded (ClusterConfigured) before this engine's first
+        # operation if the cluster has another, or none (then the default); None: keep it
+        self.kubernetes_version = kubernetes_version
+        self._release_recorded = False
         self.now: datetime | None = self.cluster.now
         self.events: list[ev.Event] = []
         self.api = ApiServer(self.cluster, self._emit, self._clock)
@@ -254,12 +260,28 @@ class Engine:
                     line=operation.line,
                 )
             self.advance_to(operation.at)
+            if not self._release_recorded:
+                self._record_release()
             try:
                 self.perform(operation)
             except op.Rejected as exc:
                 exc.line = operation.line
                 raise
             self.settle()
+
+    def _record_release(self) -> None:
+        self._release_recorded = True
+        recorded = self.cluster.kubernetes_version
+        wanted = self.kubernetes_version or recorded or DEFAULT_KUBERNETES_VERSION
+        if wanted != recorded:
+            was = f" (was {recorded})" if recorded else ""
+            self._emit(
+                ev.ClusterConfigured,
+                kubernetes_version=wanted,
+                by="admin",
+                reason="kubernetes-version",
+                message=f"the controllers imitate Kubernetes {wanted}{was}: its Go types name ReplicaSets and DaemonSet revisions",
+            )
 
     def finish(self, bound: datetime | None = None) -> Settled:
         """Keep advancing virtual time to the next due timer until the cluster is at rest, or

@@ -82,6 +82,7 @@ def run(
     salt: str = "",
     chunk_events: int | None = None,
     observe: Callable[[Engine, AnyOperation | None], None] | None = None,
+    kubernetes_version: str | None = None,
 ) -> tuple[RunSummary, Engine]:
     """Carry out `operations` on the stored cluster and append what happened.
 
@@ -90,12 +91,16 @@ def run(
     (the time of the next line of a history replayed in parts); `salt` names anything else the
     run depends on (feature gates); `observe(engine, operation)` is called before each operation
     runs, and `observe(engine, None)` once they all have, before the cluster settles (a
-    progress bar). Raises Rejected, LoopError, StoreError (StoreBusy,
+    progress bar). `kubernetes_version` (`1.33`, checked by the caller with
+    engine.api.gotypes.check_version) is the release the controllers imitate: recorded
+    (ClusterConfigured) before the first operation if the cluster has another; None keeps the
+    recorded one (the default for a cluster that has none). Raises Rejected, LoopError, StoreError (StoreBusy,
     InterruptedRun, StoreConflict ...)."""
     with store.writer(wait=wait) as writer:
         cluster = store.cluster_at(writer.base)
         if callable(operations):
             operations = operations(cluster)
+        salt = f"{salt}\nkubernetes-version={kubernetes_version}" if kubernetes_version else salt
         identity = run_identity(writer.base, operations, settle, settle_limit, settle_until, salt)
         pending = writer.pending
         if pending is not None and pending.identity != identity:
@@ -103,7 +108,7 @@ def run(
         try:
             return _run(
                 store, writer, cluster, operations, identity, pending, settle, settle_limit, settle_until,
-                description, chunk_events or CHUNK_EVENTS, observe, create_namespaces,
+                description, chunk_events or CHUNK_EVENTS, observe, create_namespaces, kubernetes_version,
             )
         except BaseException:
             try:
@@ -127,13 +132,14 @@ def _run(
     chunk_events: int,
     observe: Callable[[Engine, AnyOperation | None], None] | None = None,
     create_namespaces: bool = False,
+    kubernetes_version: str | None = None,
 ) -> tuple[RunSummary, Engine]:
     if pending is not None:
-        engine = Engine(store.cluster_at(pending.staged, staged=True), settle_limit=settle_limit)
+        engine = Engine(store.cluster_at(pending.staged, staged=True), settle_limit=settle_limit, kubernetes_version=kubernetes_version)
         engine.now = pending.now
         done, settling, bound = pending.operations_done, pending.settling, pending.bound
     else:
-        engine = Engine(cluster, settle_limit=settle_limit)
+        engine = Engine(cluster, settle_limit=settle_limit, kubernetes_version=kubernetes_version)
         done, settling, bound = 0, False, None
     engine.api.create_namespaces = create_namespaces
     resumed_at = done

@@ -20,6 +20,7 @@ VERBS = {
     "ObjectDeleted": "deleted",
     "WarningRecorded": "warning",
     "KubeletConfigured": "kubelet configured",
+    "ClusterConfigured": "Kubernetes version chosen",
     "ClockAdvanced": "clock advanced",
     "TimerSet": "timer set",
     "TimerFired": "timer fired",

@@ -1668,3 +1668,19 @@ def test_the_engine_bound_on_replicas(raw: dict[str, Any], error: str) -> None:
     (found,) = engine_limits(decode_object(raw))
     assert str(found).startswith(error)
     assert engine_limits(decode_object(deployment(spec__replicas=MAX_REPLICAS))) == []
+
+
+@pytest.mark.parametrize(
+    "given, stored",
+    [
+        pytest.param({"serviceAccountName": "sa"}, {"serviceAccountName": "sa", "serviceAccount": "sa"}, id="the-deprecated-serviceaccount-is-written-as-a-copy"),
+        pytest.param({"serviceAccount": "old"}, {"serviceAccountName": "old", "serviceAccount": "old"}, id="the-deprecated-serviceaccount-alone-is-an-alias"),
+        pytest.param({"serviceAccountName": "new", "serviceAccount": "old"}, {"serviceAccountName": "new", "serviceAccount": "new"}, id="serviceaccountname-wins"),
+        pytest.param({}, {}, id="no-service-account-stays-unset"),
+    ],
+)
+def test_a_pod_specs_service_account_round_trips_the_internal_type_as_upstreams(given: dict[str, Any], stored: dict[str, Any]) -> None:
+    """Convert_v1_PodSpec_To_core_PodSpec and back: what a real cluster stores (Sieve's recorded
+    ReplicaSets hold both fields, tests/data/sieve_compute_hash.json)."""
+    spec = defaulted(pod(spec={"containers": [{"name": "abc", "image": "image"}], **given}))["spec"]
+    assert {k: spec[k] for k in ("serviceAccountName", "serviceAccount") if k in spec} == stored

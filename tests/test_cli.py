@@ -68,12 +68,12 @@ def test_get_filters_by_label_selector(bare, capsys):
             "pod/web",
             ["created by alice, line 4 of the history", "scheduled by default-scheduler", "node:    node-1",
              "becomes Ready after readyAfter 5s", "reports the pod Ready", "reason:  node-deleted",
-             "because: #24 deleted node node-1 by kubectl (line 9)"],
+             "because: #25 deleted node node-1 by kubectl (line 9)"],
             id="web-was-scheduled-started-made-ready-and-removed-with-its-node",
         ),
         pytest.param(
             "pod/job",
-            ["reason:  image-failed", "reason:  taint-eviction", "maintenance=true:NoExecute", "because: #19 updated node node-2"],
+            ["reason:  image-failed", "reason:  taint-eviction", "maintenance=true:NoExecute", "because: #20 updated node node-2"],
             id="job-failed-then-was-evicted-by-a-noexecute-taint",
         ),
         pytest.param(

@@ -10,9 +10,12 @@ cannot share with a replay, each normalised explicitly below:
   (today `key: value`), `$ Patch` (today `$patch`), a numeric controller-revision-hash;
 - the recorded command is `kreplay ...` (the program that ran), and its flags in the order they
   were typed (kubectl's parseCommandArguments), where the article's history shows them sorted;
-- the ControllerRevision's name is its template hash: the article's real cluster named it
-  64dc6799c9; the engine's hash of the same template differs (see the README on revision
-  names), so the describe command runs with the name the replay gives revision 2.
+- the ControllerRevision's name is upstream's ComputeHash of the template on the release the
+  cluster runs: the article's cluster named it 64dc6799c9 on Kubernetes 1.8-1.11 (its
+  `controller-revision-hash=2087235575` label is the raw FNV sum, safe-encoded only since 1.12),
+  whose Go types and defaults the engine does not model (it imitates 1.18 and 1.32-1.36; the
+  template is also partly elided in the article), so the describe command runs with the name
+  the replay gives revision 2.
 The other article (003_05f756e57bdd2969.txt) shows screenshots only; what its text says about
 them (three Running pods, revision hashes 6b558f6465 then 84d64959d6, pods replaced 2-1-0 with
 their claims reused, claims left after deleting the StatefulSet) is checked instead.

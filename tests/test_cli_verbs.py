@@ -211,7 +211,7 @@ def test_describe_deployment_ends_with_kubectls_events_table(capsys: pytest.Capt
     table = out.split("Events:\n", 1)[1].splitlines()
     assert table[0].split() == ["Type", "Reason", "Age", "From", "Message"]
     assert table[1].split() == ["----", "------", "----", "----", "-------"]
-    assert table[2].split()[:2] == ["Normal", "ScalingReplicaSet"] and table[2].endswith("Scaled up replica set web-app-65c67c478c to 3")
+    assert table[2].split()[:2] == ["Normal", "ScalingReplicaSet"] and table[2].endswith("Scaled up replica set web-app-845f4c874c to 3")
 
 
 def test_describe_shows_only_the_events_of_the_current_object_not_an_earlier_one_of_that_name(capsys: pytest.CaptureFixture[str], store: str) -> None:

@@ -259,7 +259,7 @@ class Manager:
         from engine.controllers.daemonset import _revision_name
 
         ds = self.ds(name)
-        return _revision_name(ds, ds.status.collision_count)[1]
+        return _revision_name(ds, ds.status.collision_count, self.cluster.release)[1]
 
     def add_pod(
         self,

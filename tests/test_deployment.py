@@ -965,10 +965,10 @@ def test_a_hash_collision_bumps_collision_count_and_the_next_sync_uses_another_n
     (first,) = m.replica_sets()
     # the template changes, and a foreign ReplicaSet squats on the name the new template hashes to
     from engine.api.objects import to_builtins
-    from engine.controllers.hashing import template_hash
+    from engine.controllers.hashing import compute_hash
 
     m.engine.run([op.Patch(at=m.now, kind="Deployment", namespace=NS, name="foo", merge={"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "foo/v2"}]}}}})])
-    squatted = f"foo-{template_hash(to_builtins(m.d().spec.template), None)}"
+    squatted = f"foo-{compute_hash(to_builtins(m.d().spec.template), None, m.engine.cluster.release)}"
     m.apply({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": squatted, "namespace": NS, "labels": {"other": "x"}},
              "spec": {"replicas": 0, "selector": {"matchLabels": {"other": "x"}}, "template": {"metadata": {"labels": {"other": "x"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}})
     commands = m.sync()

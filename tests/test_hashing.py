@@ -7,10 +7,10 @@ import json
 import pytest
 
 from engine.controllers.hashing import (
+    compute_hash,
     go_json,
     safe_encode,
     statefulset_revision_hash,
-    template_hash,
 )
 
 # stateful_set_compatibility_test.go: a revision created by Kubernetes 1.33
@@ -42,7 +42,7 @@ def test_go_json_escapes_like_encoding_json(raw, escaped):
 
 def test_collision_count_salts_the_hash_and_names_keep_their_alphabet():
     template = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
-    hashes = {template_hash(template, count) for count in (None, 0, 1, 2)}
+    hashes = {compute_hash(template, count) for count in (None, 0, 1, 2)}
     assert len(hashes) == 4
     assert all(set(h) <= set("456789bcdf") and 1 <= len(h) <= 10 for h in hashes)
-    assert template_hash(template, 1) == template_hash(json.loads(json.dumps(template)), 1)
+    assert compute_hash(template, 1) == compute_hash(json.loads(json.dumps(template)), 1)

@@ -7,7 +7,8 @@ resources; data and pure functions, importing nothing of the engine), `names` (u
 (the entry points for defaulting, validation and generation bookkeeping, which live in
 `defaults/`, `validation/` and `strategy`), `apiserver` (create/update/delete/bind as events),
 `state` (the fold), and the API helpers every actor shares: `selectors` (label selectors),
-`pods` (podutil's predicates), `intstr` (IntOrString scaling). It may import the shared
+`pods` (podutil's predicates), `intstr` (IntOrString scaling), and `gotypes` (the Go type
+layout of a pod template per Kubernetes release and go-spew's rendering of it, for ComputeHash). It may import the shared
 vocabulary (`engine.events`, `engine.commands`, `engine.operations`) and nothing else of the
 engine: no controller, node actor, loop or store.
 """

@@ -15,6 +15,7 @@ import msgspec
 from sortedcontainers import SortedList
 
 from engine import events as ev
+from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
 from engine.api.objects import (
     CLUSTER_SCOPED,
     KINDS,
@@ -46,6 +47,7 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     backoffs: list[tuple[str, float, datetime]]
     evictions: list[tuple[str, datetime, datetime]] = msgspec.field(default_factory=list)
     opaque: list[OpaqueObject] = msgspec.field(default_factory=list)  # kinds not modeled
+    kubernetes_version: str = ""
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -63,6 +65,8 @@ class Cluster:
         self.position = 0
         self.now: datetime | None = None
         self.kubelet = ev.KubeletPolicy()
+        # the release the controllers imitate ("" until a run records one: then the default)
+        self.kubernetes_version = ""
         self.by_uid: dict[str, ObjectKey] = {}
         self.dependents: dict[str, set[ObjectKey]] = {}
         self.pods_by_node: dict[str, set[tuple[str, str]]] = {}
@@ -139,6 +143,11 @@ class Cluster:
     def next_timer(self) -> datetime | None:
         return self.timers[0][0] if self.timers else None
 
+    @property
+    def release(self) -> str:
+        """The Kubernetes release the controllers imitate (`1.36`): the recorded one, or the default."""
+        return self.kubernetes_version or DEFAULT_KUBERNETES_VERSION
+
     def count(self) -> int:
         return sum(len(v) for v in self.objects.values())
 
@@ -156,6 +165,7 @@ class Cluster:
                 backoffs=sorted((k, d, u) for k, (d, u) in self.backoffs.items()),
                 evictions=sorted((k, c, d) for k, (c, d) in self.evictions.items()),
                 opaque=[o for kind in sorted(self.objects) if kind not in KINDS for o in self.list(kind)],  # type: ignore[misc]
+                kubernetes_version=self.kubernetes_version,
             )
         )
 
@@ -170,6 +180,7 @@ class Cluster:
         cluster.position = snap.position
         cluster.now = snap.now
         cluster.kubelet = snap.kubelet
+        cluster.kubernetes_version = snap.kubernetes_version
         cluster.timers = SortedList((due, owner, key) for due, owner, key, _ in snap.timers)
         cluster.timer_set_at = {(d, o, k): p for d, o, k, p in snap.timers}
         for d, o, k, _ in snap.timers:
@@ -192,6 +203,8 @@ class Cluster:
             self._remove((event.kind, event.namespace, event.name))
         elif isinstance(event, ev.KubeletConfigured):
             self.kubelet = event.policy
+        elif isinstance(event, ev.ClusterConfigured):
+            self.kubernetes_version = event.kubernetes_version
         elif isinstance(event, ev.TimerSet):
             self.timers.add((event.due, event.owner, event.key))
             self.timer_set_at[(event.due, event.owner, event.key)] = event.position

@@ -30,7 +30,7 @@ from engine.api.objects import (
 from engine.api.pods import availability_timers, is_available, is_ready, is_terminating
 from engine.api.selectors import from_label_selector
 from engine.api.state import Cluster
-from engine.controllers.hashing import template_hash
+from engine.controllers.hashing import compute_hash
 from engine.controllers.ownership import claim, controller_keys, owner_ref_to
 from engine.controllers.revisions import (
     HASH_LABEL,
@@ -165,7 +165,7 @@ def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[
         ds,
         selector,
         template_data(template),
-        lambda count: _revision_name(ds, count),
+        lambda count: _revision_name(ds, count, cluster.release),
         dict(template.metadata.labels),
         ds.status.collision_count,
         pods,
@@ -216,8 +216,9 @@ def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[
     return commands
 
 
-def _revision_name(ds: DaemonSet, collision_count: int | None) -> tuple[str, str]:
-    hash_ = template_hash(to_builtins(ds.spec.template), collision_count)
+def _revision_name(ds: DaemonSet, collision_count: int | None, release: str) -> tuple[str, str]:
+    """`<ds>-<ComputeHash(template, collisionCount)>` and the hash, on `release`'s Go types."""
+    hash_ = compute_hash(to_builtins(ds.spec.template), collision_count, release)
     return f"{ds.metadata.name}-{hash_}", hash_
 
 

@@ -1,17 +1,22 @@
-"""Revision hashes and names: Kubernetes' alphabet, FNV, and Go's JSON bytes.
+"""Revision hashes and names: Kubernetes' alphabet, FNV, Go's JSON bytes and go-spew's dump.
 
 - `statefulset_revision_hash` is upstream's `history.HashControllerRevision` exactly: FNV-1 32
   over the revision's JSON patch bytes, then the decimal collisionCount, SafeEncodeString'd.
-- `template_hash` stands in for `controller.ComputeHash` (DaemonSet revision hashes, Deployment
-  pod-template-hash). Upstream hashes a Go spew dump of the struct, which cannot be reproduced
-  outside Go; we hash Go-style JSON of the template instead, with the collisionCount as 8
-  little-endian bytes, so names keep their shape (alphabet, length), determinism and salting.
+- `compute_hash` is upstream's `controller.ComputeHash` exactly (DaemonSet revision hashes,
+  Deployment pod-template-hash, so ReplicaSet and ControllerRevision names): FNV-1a 32 over
+  go-spew's `%#v` of the Go `v1.PodTemplateSpec` of a Kubernetes release (engine/api/gotypes),
+  then the collisionCount as 8 bytes (`binary.LittleEndian.PutUint32` into `make([]byte, 8)`).
 """
 
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
+
+import msgspec
+
+from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION, renderer
 
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _FNV_OFFSET = 0x811C9DC5
@@ -38,7 +43,13 @@ def fnv1a_32(data: bytes, h: int = _FNV_OFFSET) -> int:
 def go_json(value: Any) -> bytes:
     """Go encoding/json bytes of a map: sorted keys, compact, HTML-safe escapes."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for raw, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(raw, escaped)
     return text.encode()
 
@@ -71,9 +82,28 @@ def statefulset_revision_hash(data: dict[str, Any], collision_count: int | None)
     return safe_encode(str(h))
 
 
-def template_hash(template: dict[str, Any], collision_count: int | None) -> str:
-    """Stands in for controller.ComputeHash (FNV-1a; see the module docstring)."""
-    h = fnv1a_32(go_json(template))
+_KEY_ENCODER = msgspec.json.Encoder(order="deterministic")
+
+
+def compute_hash(
+    template: dict[str, Any], collision_count: int | None, version: str = DEFAULT_KUBERNETES_VERSION
+) -> str:
+    """Mirrors controller.ComputeHash(&template, collisionCount) on a `version` (`1.33`) cluster.
+
+    `template` is the stored (API-defaulted) pod template as JSON. The FNV state after the
+    template is cached per (version, template): a DaemonSet's template is hashed on every sync.
+    """
+    h = _template_fnv(version, _KEY_ENCODER.encode(template))
     if collision_count is not None:
         h = fnv1a_32((collision_count & 0xFFFFFFFF).to_bytes(8, "little"), h)
     return safe_encode(str(h))
+
+
+def spew_template(template: dict[str, Any], version: str = DEFAULT_KUBERNETES_VERSION) -> str:
+    """The text ComputeHash hashes: go-spew's `%#v` of the template as `version`'s Go type."""
+    return renderer(version).render(template)
+
+
+@lru_cache(maxsize=4096)
+def _template_fnv(version: str, encoded: bytes) -> int:
+    return fnv1a_32(spew_template(msgspec.json.decode(encoded), version).encode())

@@ -64,6 +64,15 @@ def _default_pod_spec(spec: PodSpec) -> PodSpec:
         extra["securityContext"] = {}
     if not extra.get("schedulerName"):
         extra["schedulerName"] = "default-scheduler"
+    # the round trip through the internal PodSpec (Convert_v1_PodSpec_To_core_PodSpec and
+    # back): the deprecated `serviceAccount` is an alias that serviceAccountName wins over,
+    # and is written back as a copy of it, so a stored template holds both (ComputeHash sees it)
+    account = extra.get("serviceAccountName") or extra.get("serviceAccount") or ""
+    extra.pop("serviceAccountName", None)
+    extra.pop("serviceAccount", None)
+    if account:
+        extra["serviceAccountName"] = account
+        extra["serviceAccount"] = account
     for key in ("initContainers", "ephemeralContainers"):
         if isinstance(extra.get(key), list):
             extra[key] = [_default_container_dict(c) for c in extra[key]]

@@ -24,7 +24,8 @@ the ReplicaSet controller does the rest. Normal Events (`ScalingReplicaSet`,
 `DeploymentRollback`) are not recorded as events here; their text leads the message of the
 command that caused them.
 
-Deliberate differences: `ComputeHash` is `engine.controllers.hashing.template_hash` (see there); the
+`ComputeHash` is upstream's (`engine.controllers.hashing.compute_hash`, on the Go types of the
+release the cluster records), so ReplicaSet names are a real cluster's. Deliberate differences: the
 `DeploymentReplicaSetTerminatingReplicas` gate (status.terminatingReplicas) is not modelled;
 `EqualIgnoreHashAndDroppedFields` is plain `EqualIgnoreHash` (the engine drops no gated fields).
 """

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import NoReturn
 
+from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
 from engine.api.objects import (
     Deployment,
     DeploymentStatus,
@@ -67,7 +68,7 @@ from engine.controllers.deployment.util import (
     with_hash_selector,
     with_replicas_annotations,
 )
-from engine.controllers.hashing import template_hash
+from engine.controllers.hashing import compute_hash
 from engine.controllers.ownership import controller_ref, owner_ref_to
 
 # --- dispatch targets ---------------------------------------------------------------------------
@@ -231,7 +232,8 @@ def _new_replica_set_object(ctx: SyncContext, old_rss: list[ReplicaSet], new_rev
     pod-template-hash, its first size (NewRSNewReplicas) and annotations."""
     d = ctx.d
     template = d.spec.template
-    hash_ = template_hash(to_builtins(template), d.status.collision_count)
+    release = ctx.cluster.release if ctx.cluster is not None else DEFAULT_KUBERNETES_VERSION
+    hash_ = compute_hash(to_builtins(template), d.status.collision_count, release)
     labels = {**template.metadata.labels, HASH_LABEL: hash_}
     new_template = replace(template, metadata=replace(template.metadata, labels=labels))
     rs = ReplicaSet(

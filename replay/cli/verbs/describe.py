@@ -28,7 +28,7 @@ EXAMPLES = """  # Describe a node
   kreplay describe nodes node-1
 
   # Describe a pod
-  kreplay describe pods/web-app-65c67c478c-5hvmf
+  kreplay describe pods/web-app-845f4c874c-sngkn
 
   # Describe all pods managed by the nginx-web stateful set
   kreplay describe pods nginx-web

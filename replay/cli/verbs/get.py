@@ -34,7 +34,7 @@ EXAMPLES = """  # List all pods in ps output format
   kreplay get ds -n kube-system fluentd-elasticsearch
 
   # List a single pod in JSON output format
-  kreplay get -o json pod web-app-65c67c478c-5hvmf
+  kreplay get -o json pod web-app-845f4c874c-sngkn
 
   # List resource information in custom columns
   kreplay get pods -l app=web-app -o custom-columns='NAME:.metadata.name,IMAGE:.spec.containers[*].image,STATUS:.status.phase'

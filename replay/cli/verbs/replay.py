@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION, KUBERNETES_VERSIONS
 from replay.cli.common import Parents, Subparsers, UsageError, add_bool
 
 DESCRIPTION = """Replay a history file (JSON Lines, one operation a line: docs/history-format.md) into the store and run the controllers to rest.
@@ -25,7 +26,7 @@ EXAMPLES = """  # Replay the DaemonSet seed into the default store (sqlite:krepl
 def register(subparsers: Subparsers, parents: Parents) -> None:
     from replay.cli.progress import add_progress
 
-    p = subparsers.add_parser("replay", parents=[parents.store, parents.write], help="Replay a history file and run the controllers to rest", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay replay HISTORY.jsonl [--lines N[-M]] [--settle DURATION] [--feature-gates NAME=BOOL] [options]")
+    p = subparsers.add_parser("replay", parents=[parents.store, parents.write], help="Replay a history file and run the controllers to rest", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay replay HISTORY.jsonl [--lines N[-M]] [--settle DURATION] [--kubernetes-version X.Y] [--feature-gates NAME=BOOL] [options]")
     p.add_argument("history", nargs="+", metavar="HISTORY.jsonl")
     p.add_argument("--from", dest="from_", default="", metavar="FORMAT", help="Import the files named (audit, watch, simkube, snapshot, or auto: the content tells) and replay them in one step; writes no history file")
     add_bool(p, "--append", help="Add the history on top of the cluster the store already holds (otherwise a store that holds one is refused).")
@@ -37,6 +38,12 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
         help="kube-controller-manager feature gates: MaxUnavailableStatefulSet (default false, as Kubernetes 1.24-1.34 and 1.35.4+)",
     )
     add_bool(p, "--create-namespaces", help="Create a namespace a write goes into if the history never did (for imported captures that begin after their namespaces were made); otherwise such a write is refused, as the API server refuses it.")
+    p.add_argument(
+        "--kubernetes-version",
+        default=None,
+        metavar="X.Y",
+        help=f"The Kubernetes release whose controllers to imitate: {', '.join(KUBERNETES_VERSIONS)} (default: the one the store records, else {DEFAULT_KUBERNETES_VERSION}). Its Go types decide the names of ReplicaSets and DaemonSet revisions; the choice is recorded in the log",
+    )
     p.add_argument("--settle", default="1h", help="How much virtual time may pass after the last operation while timers still fire (default 1h)")
     add_progress(p)
     p.set_defaults(func=cmd_replay)
@@ -67,6 +74,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"--settle: {exc}", verb="replay") from None
     _set_feature_gates(args.feature_gates)
+    kubernetes_version = _kubernetes_version(args.kubernetes_version)
     source = args.history
     settle_until = None
     next_line = 0
@@ -97,6 +105,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 salt=f"feature-gates={args.feature_gates}" + (";create-namespaces" if args.create_namespaces else ""),
                 observe=bar,
                 create_namespaces=args.create_namespaces,
+                kubernetes_version=kubernetes_version,
             )
         except Rejected as exc:
             raise UserError(f"error: {locate(exc, operations, args.history)}") from None
@@ -243,6 +252,18 @@ def _set_feature_gates(text: str) -> None:
             raise UsageError(f"--feature-gates: {item!r} is not NAME=true|false with NAME one of {known}", verb="replay")
         module, flag = FEATURE_GATES[name]
         setattr(importlib.import_module(module), flag, value.lower() == "true")
+
+
+def _kubernetes_version(text: str | None) -> str | None:
+    """`--kubernetes-version 1.33` (`v1.33`, `1.33.4`) -> `1.33`; a usage error names the supported ones."""
+    from engine.api.gotypes import check_version
+
+    if text is None:
+        return None
+    try:
+        return check_version(text)
+    except ValueError as exc:
+        raise UsageError(f"--kubernetes-version: {exc}", verb="replay") from None
 
 
 def _line_range(text: str) -> tuple[int, int]:

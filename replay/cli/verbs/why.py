@@ -12,7 +12,7 @@ DESCRIPTION = """Explain the decisions that created, changed or deleted an objec
  The object need not exist any more: a pod a rollout replaced still has its story."""
 
 EXAMPLES = """  # Why is this pod where it is, or why did it go?
-  kreplay why pod/web-app-65c67c478c-5hvmf
+  kreplay why pod/web-app-845f4c874c-sngkn
 
   # TYPE NAME works too, with flags anywhere
   kreplay why pod fluentd-elasticsearch-abcde -n kube-system
