@@ -13,7 +13,8 @@ bytes) may hold
 
 `objects()` yields `(source, object)` pairs; `entries()` the same with the file, line and a
 field-line finder for error messages. `source` is `FILE:LINE` where the object starts, or
-`FILE:LINE#N` for the item at index N of a List (LINE is the item's own line).
+`FILE:LINE#N` for the item at index N of the List that starts at LINE (an error in the item
+names its own line).
 
 Everything goes through replay.safeload's limits: UTF-8, nesting depth, duplicate keys,
 recursive YAML anchors; each object at most 3 MiB (kube-apiserver's limit on one request body);
@@ -58,11 +59,14 @@ class Entry:
     item: str = ""  # `items[N]` (or `items[N].items[M]` for nested Lists) for a List's item
     index: int | None = None  # N, the item's index in its List
     lines: Callable[[str], int] | None = None  # field path of the document -> its line
+    list_line: int = 0  # for a List's item: the line the List starts at
 
     @property
     def source(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}#{self.index}" if self.index is not None else where
+        """`FILE:LINE` where the object starts; `FILE:LINE#N` for item N of the List at LINE."""
+        if self.index is not None:
+            return f"{self.path}:{self.list_line}#{self.index}"
+        return f"{self.path}:{self.line}" if self.line else self.path
 
     def line_of(self, field_path: str) -> int:
         """The line of a field of this object (`spec.replicas`), or the object's own line."""
@@ -87,7 +91,7 @@ def entries(source: str | bytes | BinaryIO, name: str = "") -> Iterator[Entry]:
     for doc in _documents(text, path):
         if not isinstance(doc.data, dict):
             raise doc.error("", f"Expected an object, got {_type_name(doc.data)}")
-        yield from _flatten(doc.data, path, doc.line, "", None, doc.line_of)
+        yield from _flatten(doc.data, path, doc.line, "", None, doc.line_of, doc.item_lines)
 
 
 def read_bytes(source: str | bytes | BinaryIO, name: str = "") -> tuple[str, bytes]:
@@ -150,20 +154,23 @@ def is_list(obj: dict[str, Any]) -> bool:
     return isinstance(kind, str) and kind.endswith("List") and isinstance(obj.get("items"), list)
 
 
-def _flatten(obj: dict[str, Any], path: str, line: int, item: str, index: int | None, lines: Callable[[str], int]) -> Iterator[Entry]:
+def _flatten(obj: dict[str, Any], path: str, line: int, item: str, index: int | None, lines: Callable[[str], int], item_lines: list[int] | None = None, list_line: int = 0) -> Iterator[Entry]:
     if is_list(obj):
+        # an item's own line when the reader found it on the way (YAML's events); else the
+        # List's: a field's exact line is looked up for an error only, never once per item
+        known = item_lines if item_lines and len(item_lines) == len(obj["items"]) else None
         for j, sub in enumerate(obj["items"]):
             at = child(item, "items") + f"[{j}]"
-            sub_line = lines(at) or line
+            sub_line = known[j] if known is not None else line
             if not isinstance(sub, dict):
-                raise InputError(sub_line, at, f"Expected an object, got {_type_name(sub)}", path)
-            yield from _flatten(sub, path, sub_line, at, j, lines)
+                raise InputError(lines(at) or sub_line, at, f"Expected an object, got {_type_name(sub)}", path)
+            yield from _flatten(sub, path, sub_line, at, j, lines, None, list_line or line)
         return
-    _checksize_text(obj, path, line, item)
-    yield Entry(obj, path, line, item, index, lines)
+    _check_size(obj, path, line, item)
+    yield Entry(obj, path, line, item, index, lines, list_line)
 
 
-def _checksize_text(obj: dict[str, Any], path: str, line: int, item: str) -> None:
+def _check_size(obj: dict[str, Any], path: str, line: int, item: str) -> None:
     import msgspec
 
     size = len(msgspec.json.encode(obj))

@@ -26,7 +26,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 MAX_DOCUMENT_BYTES = 3 * 1024 * 1024  # kube-apiserver's MaxRequestBodyBytes
@@ -252,23 +252,24 @@ def load_json_documents(text: str, source: str = "") -> list[Document]:
     prints: pretty-printed objects, not lines), each within the limits, as Documents so errors
     can name a field's line. A value may be larger than one object's limit (a List): the
     reader of its items checks them one by one."""
-    deep = json_too_deep(text)
-    limit = deep[1] if deep is not None else len(text) + 1
-
-    def too_deep() -> InputError:
-        assert deep is not None
-        return InputError(text.count("\n", 0, deep[1]) + 1, _shown(deep[0]), _too_deep(), source)
-
     documents: list[Document] = []
-    position = 0
+    position = counted = 0
+    line = 1
     while True:
         while position < len(text) and text[position] in " \t\r\n":
             position += 1
         if position >= len(text):
             return documents
-        if position >= limit:
-            raise too_deep()
-        line = text.count("\n", 0, position) + 1
+        line += text.count("\n", counted, position)  # counted once: a stream of many objects stays linear
+        counted = position
+
+        def too_deep(start: int = position, line: int = line) -> InputError:
+            # where: a scan of strings and brackets from this value on (only when refusing)
+            found = json_too_deep(text[start:])
+            if found is None:
+                return InputError(line, "", _too_deep(), source)
+            return InputError(line + text.count("\n", start, start + found[1]), _shown(found[0]), _too_deep(), source)
+
         try:
             value, end = _STRICT.raw_decode(text, position)
         except _Duplicate:
@@ -277,14 +278,12 @@ def load_json_documents(text: str, source: str = "") -> list[Document]:
             field = child(at, key)
             raise InputError(_duplicate_line(text[position:end], line, at, key) or line, field, f'duplicate field "{key}"', source) from None
         except json.JSONDecodeError as exc:
-            if exc.pos >= limit:
-                raise too_deep() from None
             raise InputError(exc.lineno, "", f"not valid JSON: {exc.msg} (column {exc.colno})", source) from None
         except ValueError as exc:
             raise InputError(line, "", f"not valid JSON: {exc}", source) from None
         except RecursionError:
-            raise too_deep() if deep is not None else InputError(line, "", _too_deep(), source) from None
-        if end > limit:
+            raise too_deep() from None
+        if _depth_exceeds(value):
             raise too_deep()
         body = text[position:end]
         if "\\u" in body.lower():
@@ -293,6 +292,20 @@ def load_json_documents(text: str, source: str = "") -> list[Document]:
                 raise InputError(line, at_field, "a \\u escape names a lone UTF-16 surrogate, not a character: the text is not valid UTF-8", source)
         documents.append(Document(value, line, len(documents) + 1, source, body, line))
         position = end
+
+
+def _depth_exceeds(value: Any) -> bool:
+    """Whether a decoded value nests deeper than MAX_DEPTH (a walk without recursion)."""
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(item, dict):
+            todo.extend((v, depth + 1) for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            todo.extend((v, depth + 1) for v in item if isinstance(v, dict | list))
+    return False
 
 
 def _duplicate_line(text: str, first_line: int, parent: str, key: str) -> int:
@@ -335,6 +348,7 @@ class Document:
     source: str
     text: str  # the document's own text, kept to find a field's line when one is refused
     first_line: int  # the line `text` starts at
+    item_lines: list[int] = field(default_factory=list)  # a List's items' lines, found in one pass
 
     def line_of(self, path: str) -> int:
         """The line of the field at `path` (`spec.template.spec.containers[0].image`), or of
@@ -397,7 +411,7 @@ def _yaml_error(exc: Exception, source: str, text: str = "") -> InputError:
     return InputError(line, "", f"not valid YAML: {text}", source)
 
 
-def _check_events(text: str, source: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> Iterator[tuple[int, int, int, int]]:
+def _check_events(text: str, source: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> Iterator[tuple[int, int, int, int, list[int]]]:
     """Walk the YAML events once, before anything is built: nesting depth, expanded size with
     aliases counted, recursive anchors and duplicate keys. Yields each document's
     (content line, first line, start offset, end offset) so it can be located later."""
@@ -410,6 +424,7 @@ def _check_events(text: str, source: str, max_bytes: int = MAX_DOCUMENT_BYTES) -
     content_line = 0
     total = 0
     item_start = 0  # `total` when the current element of a List's items began
+    item_lines: list[int] = []  # the line of each element of a top-level `items` sequence
 
     def path() -> str:
         out = ""
@@ -470,6 +485,7 @@ def _check_events(text: str, source: str, max_bytes: int = MAX_DOCUMENT_BYTES) -
                     is_key = enter_value(stack[-1], getattr(event, "value", None), line) if stack else False
                     if len(stack) == 2 and in_items():
                         item_start = total
+                        item_lines.append(line)
                     if kind is alias_event:
                         if any(f.anchor == event.anchor for f in stack):
                             raise InputError(line, path(), f"recursive YAML anchor &{event.anchor}: an alias may not refer to a node that contains it", source)
@@ -500,12 +516,12 @@ def _check_events(text: str, source: str, max_bytes: int = MAX_DOCUMENT_BYTES) -
                     if stack:
                         stack[-1].size += frame.size
                 elif kind is yaml.DocumentStartEvent:
-                    total, anchors, content_line = 0, {}, 0
+                    total, anchors, content_line, item_lines = 0, {}, 0, []
                     mark = event.start_mark
                     doc_start = (mark.line + 1, mark.index)
                 elif kind is yaml.DocumentEndEvent:
                     end = event.end_mark.index if event.end_mark is not None else len(text)
-                    yield content_line or doc_start[0], doc_start[0], doc_start[1], end
+                    yield content_line or doc_start[0], doc_start[0], doc_start[1], end, item_lines
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
@@ -530,10 +546,10 @@ def load_yaml_documents(data: bytes | str, source: str = "", max_bytes: int = MA
     except RecursionError:
         raise InputError(0, "", _too_deep(), source) from None
     documents = []
-    for index, ((line, first_line, start, end), value) in enumerate(zip(spans, values, strict=False), start=1):
+    for index, ((line, first_line, start, end, items), value) in enumerate(zip(spans, values, strict=False), start=1):
         if value is None:
             continue
-        documents.append(Document(value, line, index, source, text[start:end], first_line))
+        documents.append(Document(value, line, index, source, text[start:end], first_line, items))
     return documents
 
 

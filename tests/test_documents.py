@@ -66,9 +66,9 @@ items:
         pytest.param(json.dumps(CM), [("f:1", CM)], id="one-json-object"),
         pytest.param("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n", [("f:1", CM)], id="one-yaml-object"),
         pytest.param(MULTI_YAML, [("f:1", CM), ("f:8", DEPLOY)], id="multi-document-yaml-skips-empty-documents"),
-        pytest.param(LIST_YAML, [("f:4#0", CM), ("f:8#1", DEPLOY)], id="a-v1-list-in-yaml-yields-its-items-at-their-lines"),
-        pytest.param(TYPED_LIST_YAML, [("f:4#0", DEPLOY)], id="a-typed-deploymentlist"),
-        pytest.param(KUBECTL_LIST_JSON, [("f:4#0", CM), ("f:11#1", DEPLOY)], id="kubectl-get-o-json-list"),
+        pytest.param(LIST_YAML, [("f:1#0", CM), ("f:1#1", DEPLOY)], id="a-v1-list-in-yaml-yields-its-items-by-index"),
+        pytest.param(TYPED_LIST_YAML, [("f:1#0", DEPLOY)], id="a-typed-deploymentlist"),
+        pytest.param(KUBECTL_LIST_JSON, [("f:1#0", CM), ("f:1#1", DEPLOY)], id="kubectl-get-o-json-list"),
         pytest.param(WATCH_JSON, [("f:1", CM), ("f:8", DEPLOY)], id="concatenated-pretty-printed-json-objects"),
         pytest.param(json.dumps(CM) + json.dumps(DEPLOY), [("f:1", CM), ("f:1", DEPLOY)], id="json-objects-with-nothing-between"),
         pytest.param('{"kind": "List", "items": [{"kind": "List", "items": [' + json.dumps(CM) + "]}]}", [("f:1#0", CM)], id="nested-lists-are-flattened"),
@@ -102,6 +102,13 @@ def test_bad_input_is_refused_naming_file_and_line(data: bytes, message: str) ->
     with pytest.raises(InputError) as caught:
         list(documents.objects(data, "f"))
     assert str(caught.value).startswith(message)
+
+
+def test_list_items_know_their_own_lines_for_errors() -> None:
+    yaml_items = list(documents.entries(LIST_YAML.encode(), "f"))
+    assert [(e.source, e.line, e.line_of("metadata.name")) for e in yaml_items] == [("f:1#0", 4, 7), ("f:1#1", 8, 11)]
+    json_items = list(documents.entries(KUBECTL_LIST_JSON.encode(), "f"))
+    assert [e.line_of("kind") for e in json_items] == [6, 13]
 
 
 def test_json_nested_too_deep_is_refused_without_recursing() -> None:
