@@ -172,8 +172,11 @@ def _replay(
         if workload.prelude:
             session.run(current, list(workload.prelude))
         operations: Sequence[AnyOperation] = list(workload.operations)
+        settle_limit = workload.settle_limit
         del workload
-        (summary, _engine), t = timed(functools.partial(session.run, current, operations))
+        (summary, _engine), t = timed(
+            functools.partial(session.run, current, operations, settle_limit=settle_limit)
+        )
         end = summary.settled.now
         virtual = (end - operations[0].at).total_seconds() if end and operations else 0.0
         del _engine, operations  # the engine holds a whole cluster: let it go

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from bench import workloads as w
 from engine.operations import AnyOperation
@@ -39,6 +39,8 @@ class Size:
 class Workload:
     operations: Sequence[AnyOperation]
     prelude: Sequence[AnyOperation] = ()  # replayed before the timed run, not timed
+    # how long past the last operation the timed run may go on to reach rest (session.run's)
+    settle_limit: timedelta = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,29 @@ def daemonset_rollout(size: Size) -> Workload:
         RolloutUndo(at=start + 3 * step, line=line + 4, kind="DaemonSet", namespace="kube-system", name="node-agent", to_revision=1),
     ]
     return Workload(prelude=prelude, operations=operations)
+
+
+@scenario(
+    "daemonset-rollout-max1",
+    "a DaemonSet on every node (kubelets Ready after 10s) rolled to a new template at "
+    "maxUnavailable 1, the Kubernetes default: one node at a time, one sync per pod",
+    full=[Size.of(nodes=2_000)],
+    small=[Size.of(nodes=50)],
+    warm_up=Size.of(nodes=3),
+)
+def daemonset_rollout_max1(size: Size) -> Workload:
+    from engine.operations import Apply
+
+    clock = w.Clock()
+    nodes = size.params["nodes"]
+    prelude, at, line = _kubelets_ready_after(clock, nodes, 10)
+    start = at + timedelta(minutes=1)
+    prelude.append(Apply(at=start, line=line + 1, object=w.daemonset("agent:1.0", max_unavailable=1)))
+    operations: list[AnyOperation] = [
+        Apply(at=start + timedelta(hours=1), line=line + 2, object=w.daemonset("agent:2.0", max_unavailable=1)),
+    ]
+    # one node at a time, each new pod Ready 10s after it starts: run on until the last is done
+    return Workload(prelude=prelude, operations=operations, settle_limit=timedelta(seconds=20 * nodes + 3600))
 
 
 def _kubelets_ready_after(clock: w.Clock, nodes: int, seconds: int) -> tuple[list[AnyOperation], datetime, int]:
