@@ -194,6 +194,33 @@ def statefulset_rollout(size: Size) -> Workload:
 
 
 @scenario(
+    "statefulset-ordered-rollout",
+    "an OrderedReady StatefulSet with a claim per pod (kubelets Ready after 10s), brought up "
+    "untimed, then rolled to a new template to completion: one pod at a time from the highest "
+    "ordinal, each replaced once the one above it is Running and Ready",
+    full=[Size.of(replicas=100), Size.of(replicas=1_000)],
+    small=[Size.of(replicas=10), Size.of(replicas=50)],
+    warm_up=Size.of(replicas=2),
+)
+def statefulset_ordered_rollout(size: Size) -> Workload:
+    from engine.operations import Advance, Apply
+
+    replicas = size.params["replicas"]
+    clock = w.Clock()
+    prelude, at, line = _kubelets_ready_after(clock, max(1, replicas // 10), 10)
+    start = at + timedelta(minutes=1)
+    settle = timedelta(seconds=20 * replicas + 3600)  # ~10-15s a pod, one at a time
+    prelude += [
+        Apply(at=start, line=line + 1, object=w.statefulset("web:1.0", replicas, policy="OrderedReady")),
+        Advance(at=start + settle, line=line + 2),  # the scale-up runs to rest before the rollout
+    ]
+    operations: list[AnyOperation] = [
+        Apply(at=start + settle + timedelta(minutes=1), line=line + 3, object=w.statefulset("web:2.0", replicas, policy="OrderedReady")),
+    ]
+    return Workload(prelude=prelude, operations=operations, settle_limit=settle)
+
+
+@scenario(
     "statefulset-scale-up",
     "an OrderedReady StatefulSet with a claim per pod scaled from 0: each pod created only once "
     "every lower ordinal is Running and Ready (kubelets Ready after 10s)",

@@ -106,9 +106,21 @@ def scaled(value: int | str | None, total: int, round_up: bool) -> int:
 
 
 class DaemonSetController:
+    """`incremental` (the default) decides from a `DaemonSetIndex` kept current by the events;
+    otherwise every sync is `reconcile_daemonset`, the full recomputation (the reference).
+    `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
+
     name = NAME
 
+    def __init__(self, incremental: bool = True, check: bool = False) -> None:
+        from engine.controllers.daemonset_index import DaemonSetIndex
+
+        self.index = DaemonSetIndex() if incremental or check else None
+        self.check = check
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if self.index is not None:
+            self.index.observe(event, cluster, before)
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, DaemonSet):
@@ -134,7 +146,21 @@ class DaemonSetController:
         ds = cluster.get("DaemonSet", ns, name)
         if not isinstance(ds, DaemonSet):
             return []
-        return reconcile_daemonset(ds, cluster, now)
+        if self.index is None:
+            return reconcile_daemonset(ds, cluster, now)
+        commands = self.index.sync(ds, cluster, now)
+        if self.check:
+            reference = reconcile_daemonset(ds, cluster, now)
+            if commands != reference:
+                raise IncrementalMismatch(key, now, commands, reference)
+        return commands
+
+
+class IncrementalMismatch(AssertionError):
+    """An incremental sync decided otherwise than the full recomputation."""
+
+    def __init__(self, key: str, now: datetime, got: Sequence[cmd.Command], want: Sequence[cmd.Command]) -> None:
+        super().__init__(f"{key} at {now.isoformat()}: incremental {list(got)!r} != reference {list(want)!r}")
 
 
 def _all_daemonsets(cluster: Cluster) -> list[str]:
