@@ -28,7 +28,7 @@ def default_actors(check: bool | None = None) -> list:
         PodGarbageCollector(),
         TaintEvictionController(),
         DaemonSetController(check=check),
-        StatefulSetController(),
+        StatefulSetController(check=check),
         DeploymentController(),
         ReplicaSetController(),
         VolumeBinder(),

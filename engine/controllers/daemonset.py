@@ -31,7 +31,7 @@ from engine.api.pods import availability_timers, is_available, is_ready, is_term
 from engine.api.selectors import from_label_selector
 from engine.api.state import Cluster
 from engine.controllers.hashing import template_hash
-from engine.controllers.ownership import claim, controller_keys, owner_ref_to
+from engine.controllers.ownership import IncrementalMismatch, claim, controller_keys, owner_ref_to
 from engine.controllers.revisions import (
     HASH_LABEL,
     cleanup_history,
@@ -154,13 +154,6 @@ class DaemonSetController:
             if commands != reference:
                 raise IncrementalMismatch(key, now, commands, reference)
         return commands
-
-
-class IncrementalMismatch(AssertionError):
-    """An incremental sync decided otherwise than the full recomputation."""
-
-    def __init__(self, key: str, now: datetime, got: Sequence[cmd.Command], want: Sequence[cmd.Command]) -> None:
-        super().__init__(f"{key} at {now.isoformat()}: incremental {list(got)!r} != reference {list(want)!r}")
 
 
 def _all_daemonsets(cluster: Cluster) -> list[str]:

@@ -7,7 +7,8 @@ is not being deleted is adopted; objects another controller owns are left alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import datetime
 
 from engine import commands as cmd
 from engine.api.objects import API_VERSIONS, KubeObject, OwnerReference, kind_of, replace
@@ -97,3 +98,10 @@ def claim(
                 )
     claimed.sort(key=lambda o: o.metadata.name)
     return claimed, commands
+
+
+class IncrementalMismatch(AssertionError):
+    """An incremental sync decided otherwise than the full recomputation."""
+
+    def __init__(self, key: str, now: datetime, got: Sequence[cmd.Command], want: Sequence[cmd.Command]) -> None:
+        super().__init__(f"{key} at {now.isoformat()}: incremental {list(got)!r} != reference {list(want)!r}")
