@@ -17,7 +17,10 @@ from engine.api.state import Cluster
 
 
 def controller_ref(obj: KubeObject) -> OwnerReference | None:
-    return next((r for r in obj.metadata.owner_references if r.controller), None)
+    for ref in obj.metadata.owner_references:
+        if ref.controller:
+            return ref
+    return None
 
 
 def controller_keys(obj: KubeObject, cluster: Cluster, kind: str) -> list[str]:
