@@ -92,6 +92,7 @@ class SizeResult:
     same_log: bool = False  # the SQLite and memory replays wrote byte-identical logs
     log_bytes: int = 0
     virtual_seconds: float = 0.0  # virtual time the timed operations span, to rest
+    controller_writes: int = 0  # API writes by kube-controller-manager's controllers in the log
 
     def ordered(self) -> list[tuple[str, Figure]]:
         """The figures in the order of `LABELS`, whatever order they were measured in."""
@@ -172,8 +173,11 @@ def _replay(
         if workload.prelude:
             session.run(current, list(workload.prelude))
         operations: Sequence[AnyOperation] = list(workload.operations)
+        settle_limit = workload.settle_limit
         del workload
-        (summary, _engine), t = timed(functools.partial(session.run, current, operations))
+        (summary, _engine), t = timed(
+            functools.partial(session.run, current, operations, settle_limit=settle_limit)
+        )
         end = summary.settled.now
         virtual = (end - operations[0].at).total_seconds() if end and operations else 0.0
         del _engine, operations  # the engine holds a whole cluster: let it go
@@ -238,6 +242,41 @@ def _decode_all(raw: list[bytes]) -> int:
     return len(raw)
 
 
+# the actors that live in kube-controller-manager (the scheduler and kubelets are other processes
+# with their own client limits); kubectl's writes are the user's
+KCM_ACTORS = frozenset(
+    {
+        "daemonset-controller",
+        "statefulset-controller",
+        "deployment-controller",
+        "replicaset-controller",
+        "garbage-collector",
+        "pod-garbage-collector",
+        "taint-eviction-controller",
+        "persistentvolume-binder",
+    }
+)
+KCM_QPS, KCM_BURST = 20.0, 30  # kube-controller-manager's default --kube-api-qps/--kube-api-burst
+
+
+def controller_writes(raw: Iterable[bytes]) -> int:
+    """Object writes (creates, updates, status, deletions) kube-controller-manager's controllers
+    made: each is one API request through its client's token bucket."""
+    from engine.events import ObjectDeleted, ObjectEvent
+
+    count = 0
+    for data in raw:
+        event = DECODER.decode(data)
+        if isinstance(event, ObjectEvent | ObjectDeleted) and event.by in KCM_ACTORS:
+            count += 1
+    return count
+
+
+def kcm_seconds(writes: int) -> float:
+    """The least time a client at QPS 20 / burst 30 needs to send `writes` requests."""
+    return max(0, writes - KCM_BURST) / KCM_QPS
+
+
 def _digest(raw: Iterable[bytes]) -> bytes:
     h = hashlib.sha256()
     for data in raw:
@@ -294,6 +333,8 @@ def measure(scenario: Scenario, size: Size, repeat: int = 1, with_postgres: bool
             finally:
                 drop_postgres(pg)
     result.log_bytes = sum(len(data) for data in raw)
+    # the timed run's events are the log's last ones (the prelude's come first)
+    result.controller_writes = controller_writes(raw[len(raw) - figures[REPLAY_SQLITE].events :])
     count, t = timed(functools.partial(_decode_all, raw), FLOOR_RUNS)
     figures[FLOOR] = t.figure(count, FLOOR_RUNS)
     sqlite_digest = _digest(raw)

@@ -16,11 +16,13 @@ from bench.measure import (
     LABELS,
     READ_DECODE_SQLITE,
     REBUILD_SQLITE,
+    REPLAY_MEMORY,
     REPLAY_POSTGRES,
     REPLAY_SQLITE,
     SCALING,
     Figure,
     SizeResult,
+    kcm_seconds,
 )
 from bench.scenarios import Scenario
 
@@ -150,6 +152,71 @@ def scaling_table(sr: ScenarioResult) -> list[str]:
     return lines
 
 
+# issue 17's goals: (scenario, what the ratio compares, the bound)
+SCALING_GOALS = (
+    ("daemonset-rollout", "DaemonSet rollout"),
+    ("deployment-rollout", "Deployment rollout"),
+    ("statefulset-ordered-rollout", "StatefulSet OrderedReady rollout"),
+)
+SCALING_BOUND = 1.3
+MAX1_BOUND_SECONDS = 20.0
+KCM_BOUND = 1000.0
+
+
+def goals(results: Sequence[ScenarioResult]) -> list[str]:
+    """Issue 17's goals that these results measure, each with its bound and whether it is met.
+
+    Every figure here is CPU time: on a shared machine wall time measures the neighbours."""
+    by_name = {sr.scenario.name: sr for sr in results}
+    lines: list[str] = []
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    for name, what in SCALING_GOALS:
+        sr = by_name.get(name)
+        if sr is None or len(sr.sizes) < 2:
+            continue
+        ratio = sr.scaling("cpu").get(REPLAY_MEMORY)
+        if ratio is None:
+            continue
+        small, large = sr.sizes[0], sr.sizes[-1]
+        lines.append(
+            f"  {what}: per-event CPU, {large.size.label} vs {small.size.label} (memory replay): "
+            f"{ratio:.2f}x (goal <= {SCALING_BOUND}x): {verdict(ratio <= SCALING_BOUND)}"
+        )
+    sr = by_name.get("daemonset-rollout-max1")
+    if sr is not None and sr.sizes:
+        res = sr.sizes[-1]
+        cpu = res.figures[REPLAY_MEMORY].cpu_seconds
+        lines.append(
+            f"  DaemonSet rollout at maxUnavailable 1, {res.size.label}: {cpu:.1f} s CPU (memory replay; "
+            f"goal < {MAX1_BOUND_SECONDS:g} s): {verdict(cpu < MAX1_BOUND_SECONDS)}"
+        )
+    for sr in results:
+        res = sr.sizes[-1] if sr.sizes else None
+        if res is None:
+            continue
+        f = res.figures
+        if APPEND_SQLITE in f:
+            ratio = f[APPEND_SQLITE].cpu_per_event / f[REPLAY_SQLITE].cpu_per_event
+            lines.append(f"  {sr.scenario.name}, {res.size.label}: sqlite replay / append by 1,000 (CPU) = {ratio:.2f}x (goal >= 0.50): {verdict(ratio >= 0.5)}")
+        if READ_DECODE_SQLITE in f:
+            ratio = f[READ_DECODE_SQLITE].cpu_per_event / f[REBUILD_SQLITE].cpu_per_event
+            lines.append(f"  {sr.scenario.name}, {res.size.label}: cold rebuild / read+decode (CPU) = {ratio:.2f}x (goal >= 0.60): {verdict(ratio >= 0.6)}")
+    sr = by_name.get("daemonset-rollout")
+    if sr is not None and sr.sizes and sr.sizes[-1].controller_writes:
+        res = sr.sizes[-1]
+        bound = kcm_seconds(res.controller_writes)
+        replay = res.figures[REPLAY_SQLITE].cpu_seconds
+        lines.append(
+            f"  DaemonSet rollout + undo, {res.size.label}: {res.controller_writes:,} controller writes need "
+            f">= {bound:,.0f} s at QPS 20 / burst 30; the sqlite replay took {replay:.1f} s CPU: "
+            f"{bound / replay:,.0f}x faster (goal >= {KCM_BOUND:,.0f}x): {verdict(bound / replay >= KCM_BOUND)}"
+        )
+    return ["== goals (issue 17)", *lines] if lines else []
+
+
 def render(results: Sequence[ScenarioResult], scale: str, run: RunInfo) -> str:
     lines: list[str] = []
     for sr in results:
@@ -173,6 +240,8 @@ def render(results: Sequence[ScenarioResult], scale: str, run: RunInfo) -> str:
             lines.append(f"-- in short, at {sr.sizes[-1].size.label}")
             lines.extend(headline(sr.sizes[-1]))
         lines.append("")
+    lines.extend(goals(results))
+    lines.append("")
     lines.append(run.footer())
     return "\n".join(lines)
 
@@ -200,6 +269,7 @@ def to_json(results: Sequence[ScenarioResult], scale: str, run: RunInfo) -> byte
                     "log_bytes": res.log_bytes,
                     "virtual_seconds": res.virtual_seconds,
                     "same_log": res.same_log,
+                    "controller_writes": res.controller_writes,
                     "figures": {
                         name: {
                             "events": fig.events,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from bench import workloads as w
 from engine.operations import AnyOperation
@@ -39,6 +39,8 @@ class Size:
 class Workload:
     operations: Sequence[AnyOperation]
     prelude: Sequence[AnyOperation] = ()  # replayed before the timed run, not timed
+    # how long past the last operation the timed run may go on to reach rest (session.run's)
+    settle_limit: timedelta = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,29 @@ def daemonset_rollout(size: Size) -> Workload:
     return Workload(prelude=prelude, operations=operations)
 
 
+@scenario(
+    "daemonset-rollout-max1",
+    "a DaemonSet on every node (kubelets Ready after 10s) rolled to a new template at "
+    "maxUnavailable 1, the Kubernetes default: one node at a time, one sync per pod",
+    full=[Size.of(nodes=2_000)],
+    small=[Size.of(nodes=50)],
+    warm_up=Size.of(nodes=3),
+)
+def daemonset_rollout_max1(size: Size) -> Workload:
+    from engine.operations import Apply
+
+    clock = w.Clock()
+    nodes = size.params["nodes"]
+    prelude, at, line = _kubelets_ready_after(clock, nodes, 10)
+    start = at + timedelta(minutes=1)
+    prelude.append(Apply(at=start, line=line + 1, object=w.daemonset("agent:1.0", max_unavailable=1)))
+    operations: list[AnyOperation] = [
+        Apply(at=start + timedelta(hours=1), line=line + 2, object=w.daemonset("agent:2.0", max_unavailable=1)),
+    ]
+    # one node at a time, each new pod Ready 10s after it starts: run on until the last is done
+    return Workload(prelude=prelude, operations=operations, settle_limit=timedelta(seconds=20 * nodes + 3600))
+
+
 def _kubelets_ready_after(clock: w.Clock, nodes: int, seconds: int) -> tuple[list[AnyOperation], datetime, int]:
     """Nodes, then kubelets that make pods Ready `seconds` after they start."""
     from engine.events import KubeletPolicy
@@ -166,6 +191,33 @@ def statefulset_rollout(size: Size) -> Workload:
         Apply(at=start + 3 * step, line=line + 4, object=w.statefulset("web:3.0", replicas)),
     ]
     return Workload(prelude=prelude, operations=operations)
+
+
+@scenario(
+    "statefulset-ordered-rollout",
+    "an OrderedReady StatefulSet with a claim per pod (kubelets Ready after 10s), brought up "
+    "untimed, then rolled to a new template to completion: one pod at a time from the highest "
+    "ordinal, each replaced once the one above it is Running and Ready",
+    full=[Size.of(replicas=100), Size.of(replicas=1_000)],
+    small=[Size.of(replicas=10), Size.of(replicas=50)],
+    warm_up=Size.of(replicas=2),
+)
+def statefulset_ordered_rollout(size: Size) -> Workload:
+    from engine.operations import Advance, Apply
+
+    replicas = size.params["replicas"]
+    clock = w.Clock()
+    prelude, at, line = _kubelets_ready_after(clock, max(1, replicas // 10), 10)
+    start = at + timedelta(minutes=1)
+    settle = timedelta(seconds=20 * replicas + 3600)  # ~10-15s a pod, one at a time
+    prelude += [
+        Apply(at=start, line=line + 1, object=w.statefulset("web:1.0", replicas, policy="OrderedReady")),
+        Advance(at=start + settle, line=line + 2),  # the scale-up runs to rest before the rollout
+    ]
+    operations: list[AnyOperation] = [
+        Apply(at=start + settle + timedelta(minutes=1), line=line + 3, object=w.statefulset("web:2.0", replicas, policy="OrderedReady")),
+    ]
+    return Workload(prelude=prelude, operations=operations, settle_limit=settle)
 
 
 @scenario(

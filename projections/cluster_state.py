@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from engine import collector
 from engine import events as ev
 from engine.api.state import Cluster, ObjectKey
 from engine.store import EventStore
@@ -29,8 +30,9 @@ def at(store: EventStore, position: int) -> Cluster:
 def rebuild(store: EventStore, after: Cluster | None = None) -> Cluster:
     """Fold the log into `after` (or an empty cluster) up to its last event, ignoring snapshots."""
     cluster = after if after is not None else Cluster()
-    for event in store.read(after=cluster.position):
-        cluster.evolve(event)
+    with collector.quiet():
+        for event in store.read(after=cluster.position):
+            cluster.evolve(event)
     return cluster
 
 

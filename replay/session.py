@@ -23,6 +23,7 @@ from hashlib import sha256
 
 import msgspec
 
+from engine import collector
 from engine.api.state import Cluster
 from engine.loop import DEFAULT_SETTLE_LIMIT, Engine, Settled
 from engine.operations import AnyOperation
@@ -106,10 +107,11 @@ def run(
         if pending is not None and pending.identity != identity:
             raise InterruptedRun(interrupted_message(store, pending))
         try:
-            return _run(
-                store, writer, cluster, operations, identity, pending, settle, settle_limit, settle_until,
-                description, chunk_events or CHUNK_EVENTS, observe, create_namespaces, kubernetes_version,
-            )
+            with collector.quiet():
+                return _run(
+                    store, writer, cluster, operations, identity, pending, settle, settle_limit, settle_until,
+                    description, chunk_events or CHUNK_EVENTS, observe, create_namespaces, kubernetes_version,
+                )
         except BaseException:
             try:
                 writer.discard()  # a deterministic failure or Ctrl-C: leave the log as it was

@@ -19,6 +19,10 @@ rules that hold at each event can be checked at each event's time:
    highest once synced, the number seen under a revision name never goes down, and history
    cleanup never deletes a revision a live daemon pod still runs (mirrors `constructHistory`,
    `cleanupHistory`).
+
+Every sync also runs both ways (`default_actors(check=True)`): the incremental decision from the
+controller's `DaemonSetIndex` must equal the full recomputation, `reconcile_daemonset`, command
+for command, or the step raises `IncrementalMismatch`.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from engine import events as ev
 from engine import operations as op
+from engine.actors import default_actors
 from engine.api.objects import ControllerRevision, DaemonSet, Node, Pod, decode_object
 from engine.api.state import Cluster
 from engine.controllers.daemonset import (
@@ -231,7 +236,7 @@ class DaemonSetMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.engine = Engine()
+        self.engine = Engine(controllers=default_actors(check=True))
         self.now = T0
         self.shadow = Cluster()
         self.violations: list[str] = []

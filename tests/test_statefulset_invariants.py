@@ -34,6 +34,10 @@ before it (numbered as in issue 5 item 11):
 6. at rest status.replicas, readyReplicas and updatedReplicas count the set's pods;
    currentRevision only moves when updated == ready == replicas == spec.replicas;
 7. `reconcile_statefulset` returns nothing but timers on a settled cluster.
+
+Every sync also runs both ways (`default_actors(check=True)`): the incremental decision from the
+controller's `StatefulSetIndex` must equal `reconcile_statefulset`, command for command, or the
+step raises `IncrementalMismatch`.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
+from engine.actors import default_actors
 from engine.api.objects import (
     ControllerRevision,
     KubeObject,
@@ -309,7 +314,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.engine = Engine()
+        self.engine = Engine(controllers=default_actors(check=True))
         self.now = T0
         self.shadow = Cluster()
         self.events = 0

@@ -162,7 +162,12 @@ class Selector(msgspec.Struct, frozen=True):
     nothing: bool = False  # labels.Nothing(): what a nil LabelSelector means
 
     def matches(self, labels: Mapping[str, str]) -> bool:
-        return not self.nothing and all(r.matches(labels) for r in self.requirements)
+        if self.nothing:
+            return False
+        for r in self.requirements:  # a loop, not all(): this runs for every pod of every sync
+            if not r.matches(labels):
+                return False
+        return True
 
     def empty(self) -> bool:
         """True for the selector that matches everything (labels.Selector.Empty)."""

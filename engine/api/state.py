@@ -69,6 +69,8 @@ class Cluster:
         self.kubernetes_version = ""
         self.by_uid: dict[str, ObjectKey] = {}
         self.dependents: dict[str, set[ObjectKey]] = {}
+        # the same by (owner uid, dependent kind): a workload's revisions without its pods
+        self.dependents_of_kind: dict[tuple[str, str], set[ObjectKey]] = {}
         self.pods_by_node: dict[str, set[tuple[str, str]]] = {}
         # (pods bound, node name) for existing nodes: the scheduler walks it least-loaded first
         self.node_load: SortedList = SortedList()
@@ -111,12 +113,12 @@ class Cluster:
 
     def by_owner(self, uid: str, kind: str | None = None) -> list[KubeObject]:
         """Objects with an ownerReference to `uid`, in (kind, namespace, name) order."""
+        keys = self.dependents.get(uid, ()) if kind is None else self.dependents_of_kind.get((uid, kind), ())
         out = []
-        for key in sorted(self.dependents.get(uid, ())):
-            if kind is None or key[0] == kind:
-                obj = self.get(*key)
-                if obj is not None:
-                    out.append(obj)
+        for key in sorted(keys):
+            obj = self.get(*key)
+            if obj is not None:
+                out.append(obj)
         return out
 
     def orphans_of(self, kind: str, namespace: str) -> list[KubeObject]:
@@ -277,6 +279,7 @@ class Cluster:
         self.by_uid[meta.uid] = key
         for ref in meta.owner_references:
             self.dependents.setdefault(ref.uid, set()).add(key)
+            self.dependents_of_kind.setdefault((ref.uid, key[0]), set()).add(key)
         if not any(ref.controller for ref in meta.owner_references):
             self.orphans.setdefault(key[0], set()).add((key[1], key[2]))
         if isinstance(obj, Pod):
@@ -298,6 +301,11 @@ class Cluster:
                 deps.discard(key)
                 if not deps:
                     del self.dependents[ref.uid]
+            deps = self.dependents_of_kind.get((ref.uid, key[0]))
+            if deps is not None:
+                deps.discard(key)
+                if not deps:
+                    del self.dependents_of_kind[(ref.uid, key[0])]
         orphans = self.orphans.get(key[0])
         if orphans is not None:
             orphans.discard((key[1], key[2]))

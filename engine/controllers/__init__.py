@@ -7,4 +7,10 @@ Shared helpers: `revisions` (ControllerRevision history), `hashing` (revision an
 hashes), `ownership` (controller references, adoption and release). Controllers may import
 `engine.api`, `engine.scheduling`, the vocabulary and these helpers; never each other, the loop,
 the store or the node actors.
+
+`daemonset_index` and `statefulset_index` hold what those two controllers keep between syncs
+(pods by node or ordinal, per-node and per-ordinal verdicts, counters), fed by the events the
+controller watches, so a sync costs what changed; each imports only its own controller, whose
+`reconcile_*` function stays the full recomputation the index is checked against
+(`check=True`, `$KREPLAY_CHECK_INCREMENTAL=1`).
 """

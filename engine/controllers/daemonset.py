@@ -31,7 +31,7 @@ from engine.api.pods import availability_timers, is_available, is_ready, is_term
 from engine.api.selectors import from_label_selector
 from engine.api.state import Cluster
 from engine.controllers.hashing import compute_hash
-from engine.controllers.ownership import claim, controller_keys, owner_ref_to
+from engine.controllers.ownership import IncrementalMismatch, claim, controller_keys, owner_ref_to
 from engine.controllers.revisions import (
     HASH_LABEL,
     cleanup_history,
@@ -106,9 +106,21 @@ def scaled(value: int | str | None, total: int, round_up: bool) -> int:
 
 
 class DaemonSetController:
+    """`incremental` (the default) decides from a `DaemonSetIndex` kept current by the events;
+    otherwise every sync is `reconcile_daemonset`, the full recomputation (the reference).
+    `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
+
     name = NAME
 
+    def __init__(self, incremental: bool = True, check: bool = False) -> None:
+        from engine.controllers.daemonset_index import DaemonSetIndex
+
+        self.index = DaemonSetIndex() if incremental or check else None
+        self.check = check
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if self.index is not None:
+            self.index.observe(event, cluster, before)
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, DaemonSet):
@@ -134,7 +146,14 @@ class DaemonSetController:
         ds = cluster.get("DaemonSet", ns, name)
         if not isinstance(ds, DaemonSet):
             return []
-        return reconcile_daemonset(ds, cluster, now)
+        if self.index is None:
+            return reconcile_daemonset(ds, cluster, now)
+        commands = self.index.sync(ds, cluster, now)
+        if self.check:
+            reference = reconcile_daemonset(ds, cluster, now)
+            if commands != reference:
+                raise IncrementalMismatch(key, now, commands, reference)
+        return commands
 
 
 def _all_daemonsets(cluster: Cluster) -> list[str]:
@@ -198,19 +217,7 @@ def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[
     live = {p.metadata.labels.get(HASH_LABEL, "") for p in pods}
     limit = ds.spec.revision_history_limit if ds.spec.revision_history_limit is not None else 10
     commands += cleanup_history(ds, history.old, live, limit)
-    status = _status(ds, nodes, node_pods, eligibility, hash_, now)
-    if status != ds.status:
-        commands.append(
-            cmd.UpdateStatus(
-                object=replace(ds, status=status),
-                reason="status",
-                message=(
-                    f"desired {status.desired_number_scheduled}, current {status.current_number_scheduled}, "
-                    f"ready {status.number_ready}, up-to-date {status.updated_number_scheduled}, "
-                    f"available {status.number_available}, misscheduled {status.number_misscheduled}"
-                ),
-            )
-        )
+    commands += status_update(ds, _status(ds, nodes, node_pods, eligibility, hash_, now))
     key = f"{ds.metadata.namespace}/{ds.metadata.name}"
     commands += availability_timers(key, (p for pods in node_pods.values() for p in pods), ds.spec.min_ready_seconds, now)
     return commands
@@ -274,86 +281,7 @@ def _manage(
     other: list[cmd.Command] = []
     for node in nodes:
         name = node.metadata.name
-        should_run, should_continue, why_not = eligibility[name]
-        here = node_pods.get(name)
-        if should_run and here is None:
-            needing.append((name, f"node {name} is eligible and has no daemon pod"))
-        elif should_continue and here is not None:
-            running: list[Pod] = []
-            for pod in here:
-                if is_terminating(pod):
-                    continue
-                if pod.status.phase == "Failed":
-                    key = f"{ds.metadata.uid}/{ds.status.observed_generation}/{name}"
-                    entry = cluster.backoffs.get(key)
-                    if entry is not None and _in_backoff(entry, now):
-                        delay, _ = entry
-                        due = now + timedelta(seconds=delay)  # enqueueDaemonSetAfter(ds, delay)
-                        other.append(
-                            cmd.SetTimer(
-                                key=f"{ds.metadata.namespace}/{ds.metadata.name}",
-                                due=due,
-                                reason="failed-pod-backoff",
-                                message=f"failed pod {pod.metadata.name} on {name} is deleted after its {delay:g}s backoff, at {due.isoformat()}",
-                            )
-                        )
-                        continue
-                    delay = _next_delay(entry, now)
-                    other.append(
-                        cmd.RecordWarning(
-                            kind="DaemonSet",
-                            namespace=ds.metadata.namespace,
-                            name=ds.metadata.name,
-                            reason="FailedDaemonPod",
-                            message=f"Found failed daemon pod {pod.metadata.namespace}/{pod.metadata.name} on node {name}, will try to kill it",
-                        )
-                    )
-                    other.append(
-                        cmd.RecordBackoff(
-                            key=key,
-                            delay_seconds=delay,
-                            updated=now,
-                            reason="failed-pod-backoff",
-                            message=f"node {name}: next failed pod waits {delay:g}s",
-                        )
-                    )
-                    to_delete.append(
-                        (
-                            pod,
-                            "failed-pod-backoff",
-                            f"pod {pod.metadata.name} on {name} failed; deleted now, a replacement follows in a later sync "
-                            f"(per-node backoff now {delay:g}s, doubling to {BACKOFF_MAX:g}s)",
-                        )
-                    )
-                elif pod.status.phase == "Succeeded":
-                    to_delete.append((pod, "succeeded-daemon-pod", f"pod {pod.metadata.name} on {name} succeeded; daemon pods must keep running"))
-                else:
-                    running.append(pod)
-            if not surge:
-                if len(running) > 1:
-                    keep = running[0]
-                    for pod in running[1:]:
-                        to_delete.append(
-                            (pod, "excess-daemon-pod", f"node {name} has {len(running)} daemon pods; keeping the oldest, {keep.metadata.name}")
-                        )
-            elif len(running) <= 1:
-                if not running and should_run:
-                    needing.append((name, f"node {name} is eligible and its daemon pods are gone"))
-            else:
-                oldest_new = next((p for p in running if p.metadata.labels.get(HASH_LABEL) == hash_), None)
-                oldest_old = next((p for p in running if p.metadata.labels.get(HASH_LABEL) != hash_), None)
-                for pod in running:
-                    if pod is not oldest_new and pod is not oldest_old:
-                        to_delete.append((pod, "excess-daemon-pod", f"node {name} has {len(running)} daemon pods; keeping one new and one old"))
-                if oldest_new is not None and oldest_old is not None:
-                    if not is_ready(oldest_old):
-                        to_delete.append((oldest_old, "rolling-update", f"surge: old pod {oldest_old.metadata.name} on {name} is not ready; the new one replaces it"))
-                    elif is_available(oldest_new, ds.spec.min_ready_seconds, now):
-                        to_delete.append((oldest_old, "rolling-update", f"surge: new pod {oldest_new.metadata.name} on {name} is available; the old one goes"))
-        elif not should_continue and here is not None:
-            for pod in here:
-                if not is_terminating(pod):
-                    to_delete.append((pod, "node-not-eligible", f"node {name} can no longer run this daemon pod: {why_not}"))
+        _manage_node(ds, cluster, name, eligibility[name], node_pods.get(name), hash_, now, surge, needing, to_delete, other)
     # mirrors getUnscheduledPodsWithoutNode: unbound pods aimed at a node that is gone
     known = {n.metadata.name for n in nodes}
     for pod in pods:
@@ -361,6 +289,101 @@ def _manage(
         if not pod.spec.node_name and target and target not in known and not is_terminating(pod):
             to_delete.append((pod, "node-not-eligible", f"pod {pod.metadata.name} targets node {target}, which does not exist"))
     return other + _sync_nodes(ds, needing, to_delete, hash_)
+
+
+def _manage_node(
+    ds: DaemonSet,
+    cluster: Cluster,
+    name: str,
+    eligibility: tuple[bool, bool, str],
+    here: list[Pod] | None,
+    hash_: str,
+    now: datetime,
+    surge: bool,
+    needing: list[tuple[str, str]],
+    to_delete: list[tuple[Pod, str, str]],
+    other: list[cmd.Command],
+) -> None:
+    """One node of manage(): appends who needs a pod, which pods must go, and other commands."""
+    should_run, should_continue, why_not = eligibility
+    if should_run and here is None:
+        needing.append((name, f"node {name} is eligible and has no daemon pod"))
+    elif should_continue and here is not None:
+        running: list[Pod] = []
+        for pod in here:
+            if is_terminating(pod):
+                continue
+            if pod.status.phase == "Failed":
+                key = f"{ds.metadata.uid}/{ds.status.observed_generation}/{name}"
+                entry = cluster.backoffs.get(key)
+                if entry is not None and _in_backoff(entry, now):
+                    delay, _ = entry
+                    due = now + timedelta(seconds=delay)  # enqueueDaemonSetAfter(ds, delay)
+                    other.append(
+                        cmd.SetTimer(
+                            key=f"{ds.metadata.namespace}/{ds.metadata.name}",
+                            due=due,
+                            reason="failed-pod-backoff",
+                            message=f"failed pod {pod.metadata.name} on {name} is deleted after its {delay:g}s backoff, at {due.isoformat()}",
+                        )
+                    )
+                    continue
+                delay = _next_delay(entry, now)
+                other.append(
+                    cmd.RecordWarning(
+                        kind="DaemonSet",
+                        namespace=ds.metadata.namespace,
+                        name=ds.metadata.name,
+                        reason="FailedDaemonPod",
+                        message=f"Found failed daemon pod {pod.metadata.namespace}/{pod.metadata.name} on node {name}, will try to kill it",
+                    )
+                )
+                other.append(
+                    cmd.RecordBackoff(
+                        key=key,
+                        delay_seconds=delay,
+                        updated=now,
+                        reason="failed-pod-backoff",
+                        message=f"node {name}: next failed pod waits {delay:g}s",
+                    )
+                )
+                to_delete.append(
+                    (
+                        pod,
+                        "failed-pod-backoff",
+                        f"pod {pod.metadata.name} on {name} failed; deleted now, a replacement follows in a later sync "
+                        f"(per-node backoff now {delay:g}s, doubling to {BACKOFF_MAX:g}s)",
+                    )
+                )
+            elif pod.status.phase == "Succeeded":
+                to_delete.append((pod, "succeeded-daemon-pod", f"pod {pod.metadata.name} on {name} succeeded; daemon pods must keep running"))
+            else:
+                running.append(pod)
+        if not surge:
+            if len(running) > 1:
+                keep = running[0]
+                for pod in running[1:]:
+                    to_delete.append(
+                        (pod, "excess-daemon-pod", f"node {name} has {len(running)} daemon pods; keeping the oldest, {keep.metadata.name}")
+                    )
+        elif len(running) <= 1:
+            if not running and should_run:
+                needing.append((name, f"node {name} is eligible and its daemon pods are gone"))
+        else:
+            oldest_new = next((p for p in running if p.metadata.labels.get(HASH_LABEL) == hash_), None)
+            oldest_old = next((p for p in running if p.metadata.labels.get(HASH_LABEL) != hash_), None)
+            for pod in running:
+                if pod is not oldest_new and pod is not oldest_old:
+                    to_delete.append((pod, "excess-daemon-pod", f"node {name} has {len(running)} daemon pods; keeping one new and one old"))
+            if oldest_new is not None and oldest_old is not None:
+                if not is_ready(oldest_old):
+                    to_delete.append((oldest_old, "rolling-update", f"surge: old pod {oldest_old.metadata.name} on {name} is not ready; the new one replaces it"))
+                elif is_available(oldest_new, ds.spec.min_ready_seconds, now):
+                    to_delete.append((oldest_old, "rolling-update", f"surge: new pod {oldest_new.metadata.name} on {name} is available; the old one goes"))
+    elif not should_continue and here is not None:
+        for pod in here:
+            if not is_terminating(pod):
+                to_delete.append((pod, "node-not-eligible", f"node {name} can no longer run this daemon pod: {why_not}"))
 
 
 def _in_backoff(entry: tuple[float, datetime], now: datetime) -> bool:
@@ -423,11 +446,7 @@ def _rolling_update(
     where = f"revision {revision} ({hash_})"
 
     def find(pods: list[Pod]) -> tuple[Pod | None, Pod | None, bool]:
-        new = [p for p in pods if not is_terminating(p) and is_updated(p, hash_, generation)]
-        old = [p for p in pods if not is_terminating(p) and not is_updated(p, hash_, generation)]
-        if len(new) > 1 or len(old) > 1:
-            return None, None, False
-        return (new[0] if new else None), (old[0] if old else None), True
+        return _find_new_and_old(pods, hash_, generation)
 
     commands: list[cmd.Command] = []
     if max_surge == 0:
@@ -435,35 +454,18 @@ def _rolling_update(
         replacements: list[Pod] = []
         candidates: list[Pod] = []
         for node in sorted(entries):
-            new, old, ok = find(entries[node])
-            if not ok:
+            verdict, old = rolling_verdict(entries[node], hash_, generation, min_ready, now)
+            if verdict == REPLACE:
+                assert old is not None
+                replacements.append(old)
+                unavailable += 1  # v1.28+: unavailable old pods consume the budget
+            elif verdict == UNAVAILABLE:
                 unavailable += 1
-            elif (old is None and new is None) or (old is not None and new is not None):
-                unavailable += 1
-            elif new is not None:
-                if not is_available(new, min_ready, now):
-                    unavailable += 1
-            elif old is not None:
-                if not is_available(old, min_ready, now):
-                    replacements.append(old)
-                    unavailable += 1  # v1.28+: unavailable old pods consume the budget
-                elif unavailable < max_unavailable:
-                    candidates.append(old)
+            elif verdict == CANDIDATE and unavailable < max_unavailable:
+                assert old is not None
+                candidates.append(old)
         budget = max(0, min(max_unavailable - unavailable, len(candidates)))
-        for pod in replacements:
-            commands.append(
-                cmd.delete_of(pod, "rolling-update", f"rolling update to {where}: old pod on {pod_target_node(pod.spec)} is unavailable, replaced at once")
-            )
-        for i, pod in enumerate(candidates[:budget], start=1):
-            commands.append(
-                cmd.delete_of(
-                    pod,
-                    "rolling-update",
-                    f"rolling update to {where}: {unavailable} of maxUnavailable {max_unavailable} unavailable, "
-                    f"so {_pods(budget, 'old pod')} may go now; this is {i} of {budget}, on {pod_target_node(pod.spec)}",
-                )
-            )
-        return commands
+        return max_unavailable_deletes(where, replacements, candidates[:budget], unavailable, max_unavailable)
     # surge: create the new pod first, delete the old once the new is available
     num_surge = 0
     num_available = 0
@@ -517,34 +519,69 @@ def _rolling_update(
     return commands
 
 
-def _status(
-    ds: DaemonSet,
-    nodes: list[Node],
-    node_pods: dict[str, list[Pod]],
-    eligibility: dict[str, tuple[bool, bool, str]],
-    hash_: str,
-    now: datetime,
-) -> DaemonSetStatus:
-    """Mirrors updateDaemonSetStatus: only the oldest pod on a node is looked at."""
-    desired = current = ready = available = updated = misscheduled = 0
-    generation = template_generation(ds)
-    for node in nodes:
-        name = node.metadata.name
-        should_run = eligibility[name][0]
-        here = node_pods.get(name)
-        if should_run:
-            desired += 1
-            if here:
-                current += 1
-                oldest = here[0]
-                if is_ready(oldest):
-                    ready += 1
-                    if is_available(oldest, ds.spec.min_ready_seconds, now):
-                        available += 1
-                if is_updated(oldest, hash_, generation):
-                    updated += 1
-        elif here:
-            misscheduled += 1
+UNAVAILABLE, REPLACE, CANDIDATE = "unavailable", "replace", "candidate"
+
+
+def _find_new_and_old(pods: list[Pod], hash_: str, generation: str | None) -> tuple[Pod | None, Pod | None, bool]:
+    """Mirrors findUpdatedPodsOnNode: (the new pod, the old pod, at most one of each)."""
+    new = [p for p in pods if not is_terminating(p) and is_updated(p, hash_, generation)]
+    old = [p for p in pods if not is_terminating(p) and not is_updated(p, hash_, generation)]
+    if len(new) > 1 or len(old) > 1:
+        return None, None, False
+    return (new[0] if new else None), (old[0] if old else None), True
+
+
+def rolling_verdict(
+    pods: list[Pod], hash_: str, generation: str | None, min_ready: int, now: datetime
+) -> tuple[str | None, Pod | None]:
+    """What one node is to a maxSurge-0 rolling update: unavailable, an unavailable old pod to
+    replace at once, an available old pod that may go (a candidate), or none of these."""
+    new, old, ok = _find_new_and_old(pods, hash_, generation)
+    if not ok or (old is None) == (new is None):
+        return UNAVAILABLE, None
+    if new is not None:
+        return (None if is_available(new, min_ready, now) else UNAVAILABLE), None
+    assert old is not None
+    return (CANDIDATE if is_available(old, min_ready, now) else REPLACE), old
+
+
+def max_unavailable_deletes(
+    where: str, replacements: Iterable[Pod], chosen: list[Pod], unavailable: int, max_unavailable: int
+) -> list[cmd.Command]:
+    """The deletions of a maxSurge-0 rolling update: unavailable old pods at once, then the
+    `chosen` available ones (the budget left under maxUnavailable, in node order)."""
+    commands: list[cmd.Command] = [
+        cmd.delete_of(pod, "rolling-update", f"rolling update to {where}: old pod on {pod_target_node(pod.spec)} is unavailable, replaced at once")
+        for pod in replacements
+    ]
+    budget = len(chosen)
+    for i, pod in enumerate(chosen, start=1):
+        commands.append(
+            cmd.delete_of(
+                pod,
+                "rolling-update",
+                f"rolling update to {where}: {unavailable} of maxUnavailable {max_unavailable} unavailable, "
+                f"so {_pods(budget, 'old pod')} may go now; this is {i} of {budget}, on {pod_target_node(pod.spec)}",
+            )
+        )
+    return commands
+
+
+def node_status(should_run: bool, here: list[Pod] | None, hash_: str, generation: str | None, min_ready: int, now: datetime) -> tuple[int, int, int, int, int, int]:
+    """One existing node's share of the status: (desired, current, ready, available, updated,
+    misscheduled); only the oldest pod on the node is looked at."""
+    if not should_run:
+        return (0, 0, 0, 0, 0, 1) if here else (0, 0, 0, 0, 0, 0)
+    if not here:
+        return (1, 0, 0, 0, 0, 0)
+    oldest = here[0]
+    ready = is_ready(oldest)
+    available = ready and is_available(oldest, min_ready, now)
+    return (1, 1, int(ready), int(available), int(is_updated(oldest, hash_, generation)), 0)
+
+
+def status_of(ds: DaemonSet, counts: Sequence[int]) -> DaemonSetStatus:
+    desired, current, ready, available, updated, misscheduled = counts
     return replace(
         ds.status,
         desired_number_scheduled=desired,
@@ -558,3 +595,36 @@ def _status(
     )
 
 
+def status_update(ds: DaemonSet, status: DaemonSetStatus) -> list[cmd.Command]:
+    if status == ds.status:
+        return []
+    return [
+        cmd.UpdateStatus(
+            object=replace(ds, status=status),
+            reason="status",
+            message=(
+                f"desired {status.desired_number_scheduled}, current {status.current_number_scheduled}, "
+                f"ready {status.number_ready}, up-to-date {status.updated_number_scheduled}, "
+                f"available {status.number_available}, misscheduled {status.number_misscheduled}"
+            ),
+        )
+    ]
+
+
+def _status(
+    ds: DaemonSet,
+    nodes: list[Node],
+    node_pods: dict[str, list[Pod]],
+    eligibility: dict[str, tuple[bool, bool, str]],
+    hash_: str,
+    now: datetime,
+) -> DaemonSetStatus:
+    """Mirrors updateDaemonSetStatus: only the oldest pod on a node is looked at."""
+    counts = [0] * 6
+    generation = template_generation(ds)
+    for node in nodes:
+        name = node.metadata.name
+        share = node_status(eligibility[name][0], node_pods.get(name), hash_, generation, ds.spec.min_ready_seconds, now)
+        for i, n in enumerate(share):
+            counts[i] += n
+    return status_of(ds, counts)

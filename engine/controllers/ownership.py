@@ -7,7 +7,8 @@ is not being deleted is adopted; objects another controller owns are left alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import datetime
 
 from engine import commands as cmd
 from engine.api.objects import API_VERSIONS, KubeObject, OwnerReference, kind_of, replace
@@ -16,7 +17,10 @@ from engine.api.state import Cluster
 
 
 def controller_ref(obj: KubeObject) -> OwnerReference | None:
-    return next((r for r in obj.metadata.owner_references if r.controller), None)
+    for ref in obj.metadata.owner_references:
+        if ref.controller:
+            return ref
+    return None
 
 
 def controller_keys(obj: KubeObject, cluster: Cluster, kind: str) -> list[str]:
@@ -97,3 +101,10 @@ def claim(
                 )
     claimed.sort(key=lambda o: o.metadata.name)
     return claimed, commands
+
+
+class IncrementalMismatch(AssertionError):
+    """An incremental sync decided otherwise than the full recomputation."""
+
+    def __init__(self, key: str, now: datetime, got: Sequence[cmd.Command], want: Sequence[cmd.Command]) -> None:
+        super().__init__(f"{key} at {now.isoformat()}: incremental {list(got)!r} != reference {list(want)!r}")

@@ -521,7 +521,8 @@ def _manage_replicas(rs: ReplicaSet, active: list[Pod], cluster: Cluster, now: d
 
 def related_pods(rs: ReplicaSet, cluster: Cluster) -> list[Pod]:
     """Mirrors getIndirectlyRelatedPods: pods selected by any ReplicaSet with the same controller
-    (this one included; a ReplicaSet with no controller has none, as upstream)."""
+    (this one included; a ReplicaSet with no controller has none, as upstream), in no particular
+    order."""
     ref = controller_ref(rs)
     if ref is None:
         return []
@@ -532,7 +533,8 @@ def related_pods(rs: ReplicaSet, cluster: Cluster) -> list[Pod]:
     ]
     seen: set[str] = set()
     out: list[Pod] = []
-    # siblings share the controller's namespace: list (and sort) its pods once, not once each
+    # siblings share the controller's namespace: list its pods once, not once each; unsorted, as
+    # the result only feeds per-node counts (ranks_by_related_pods)
     in_namespace: dict[str, list[KubeObject]] = {}
     for sibling in siblings:
         try:
@@ -541,7 +543,7 @@ def related_pods(rs: ReplicaSet, cluster: Cluster) -> list[Pod]:
             continue  # an invalid selector matches no pods
         ns = sibling.metadata.namespace
         if ns not in in_namespace:
-            in_namespace[ns] = cluster.list("Pod", ns)
+            in_namespace[ns] = [p for (pns, _), p in cluster.objects["Pod"].items() if pns == ns]
         for pod in in_namespace[ns]:
             if isinstance(pod, Pod) and pod.metadata.uid not in seen and selector.matches(pod.metadata.labels):
                 seen.add(pod.metadata.uid)

@@ -49,7 +49,13 @@ from engine.api.pods import availability_timers, is_available, is_ready, is_term
 from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
 from engine.controllers.hashing import revision_data, statefulset_revision_hash, with_go_zero_values
-from engine.controllers.ownership import claim, controller_keys, controller_ref, owner_ref_to
+from engine.controllers.ownership import (
+    IncrementalMismatch,
+    claim,
+    controller_keys,
+    controller_ref,
+    owner_ref_to,
+)
 
 NAME = "statefulset-controller"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -571,22 +577,26 @@ def reconcile_statefulset(sts: StatefulSet, cluster: Cluster, now: datetime) -> 
     sync = _Sync(sts, cluster, now, rev)
     status = _update_statefulset(sync, pods)
     commands += sync.commands
-    status = _complete_rolling_update(sts, status)
-    if status != sts.status:
-        commands.append(
-            cmd.UpdateStatus(
-                object=replace(sts, status=status),
-                reason="status",
-                message=(
-                    f"replicas {status.replicas}, ready {status.ready_replicas}, available {status.available_replicas}, "
-                    f"current {status.current_replicas} at {status.current_revision}, "
-                    f"updated {status.updated_replicas} at {status.update_revision}"
-                ),
-            )
-        )
+    commands += status_update(sts, _complete_rolling_update(sts, status))
     commands += truncate_history(sts, pods, revisions, rev.current.metadata.name, rev.update.metadata.name)
     commands += availability_timers(f"{sts.metadata.namespace}/{sts.metadata.name}", pods, sts.spec.min_ready_seconds, now)
     return commands
+
+
+def status_update(sts: StatefulSet, status: StatefulSetStatus) -> list[cmd.Command]:
+    if status == sts.status:
+        return []
+    return [
+        cmd.UpdateStatus(
+            object=replace(sts, status=status),
+            reason="status",
+            message=(
+                f"replicas {status.replicas}, ready {status.ready_replicas}, available {status.available_replicas}, "
+                f"current {status.current_replicas} at {status.current_revision}, "
+                f"updated {status.updated_replicas} at {status.update_revision}"
+            ),
+        )
+    ]
 
 
 def _new_versioned_pod(sync: _Sync, ordinal: int) -> Pod:
@@ -629,48 +639,10 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
     if sts.metadata.deletion_timestamp is not None:
         return status()
     monotonic = _monotonic(sts)
-    policy = "OrderedReady" if monotonic else "Parallel"
 
     # 1. every ordinal in range, lowest first
     def process_replica(i: int) -> bool:
-        pod = slots[i]
-        name = pod.metadata.name
-        if pod.status.phase in ("Failed", "Succeeded"):
-            if not is_terminating(pod):
-                sync.delete_pod(pod, "recreating-failed-pod", f"{name} is {pod.status.phase}; it is recreated once it is gone")
-            return True
-        if not is_created(pod):
-            stale = _claim_is_stale(sync.cluster, sts, pod)
-            if stale:
-                return True  # wait for the garbage collector to remove the old pod's claim
-            if monotonic:
-                if i == 0:
-                    lower = "it is the first ordinal"
-                elif i == 1:
-                    lower = f"{pod_name(sts, start)} is Running and Ready"
-                else:
-                    lower = f"{pod_name(sts, start)} to {pod_name(sts, start + i - 1)} are Running and Ready"
-                why = f"{policy}: {lower}"
-            else:
-                why = "Parallel: created without waiting for other ordinals"
-            if not sync.create_pod(pod, f"ordinal {ordinal_of(pod)} is missing, made at revision {revision_of(pod)} ({why})"):
-                return True  # an error: this sync stops (upstream retries it with backoff)
-            return monotonic
-        if pod.status.phase == "Pending":
-            sync.create_missing_claims(pod, "the pending pod mounts it")
-        if monotonic and (is_terminating(pod) or not running_and_ready(pod) or not running_and_available(pod, min_ready, now)):
-            return True
-        storage_ok = _storage_matches(sts, pod)
-        if not storage_ok:
-            # mirrors UpdateStatefulPod: the missing claims are created first; the volume change
-            # itself is then refused by pod update validation (a pod's volumes are immutable), so
-            # the pod keeps its volumes and upstream retries the update with backoff
-            sync.create_missing_claims(pod, "the pod's volumes do not cover the set's claims")
-        elif not _identity_matches(sts, pod):
-            fixed = replace(pod, metadata=replace(pod.metadata, labels={**pod.metadata.labels, POD_NAME_LABEL: name}))
-            sync.commands.append(cmd.UpdateObject(object=fixed, reason="identity-restored", message=f"update Pod {name} in {sync.label} successful: its {POD_NAME_LABEL} label did not match its name"))
-        sync.commands += _claim_retention_commands(sync.cluster, sts, pod, f"{name} is in range")
-        return False
+        return _process_replica(sync, slots[i], i, start, monotonic)
 
     if _run_for_all(len(slots), process_replica, monotonic):
         return status()
@@ -725,15 +697,73 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
     for target in range(count - 1, update_min - 1, -1):
         pod = slots[target]
         if revision_of(pod) != update and not is_terminating(pod):
-            sync.delete_pod(
-                pod,
-                "rolling-update",
-                f"rolling update to {where}{partition}: {pod.metadata.name} is the highest ordinal not at the update revision; one pod at a time",
-            )
-            return replace(result, current_replicas=result.current_replicas - 1)
+            return roll_one(sync, pod, where + partition, result)
         if is_unavailable(pod, min_ready, now):
             return result  # wait for this pod before touching lower ordinals
     return result
+
+
+def rolling_where(sync: _Sync) -> tuple[str, int]:
+    """(how the rolling update's messages name its target, the partition)."""
+    ru = sync.sts.spec.update_strategy.rolling_update
+    update_min = (ru.partition or 0) if ru is not None else 0
+    update = sync.rev.update.metadata.name
+    partition = f", partition {update_min}" if update_min else ""
+    return f"revision {sync.rev.update.revision} ({update}){partition}", update_min
+
+
+def roll_one(sync: _Sync, pod: Pod, where: str, result: StatefulSetStatus) -> StatefulSetStatus:
+    """The one-at-a-time rolling update's deletion of `pod`, and the status it leaves."""
+    sync.delete_pod(
+        pod,
+        "rolling-update",
+        f"rolling update to {where}: {pod.metadata.name} is the highest ordinal not at the update revision; one pod at a time",
+    )
+    return replace(result, current_replicas=result.current_replicas - 1)
+
+
+def _process_replica(sync: _Sync, pod: Pod, i: int, start: int, monotonic: bool) -> bool:
+    """Mirrors processReplica for the pod (or the pod to create) at index `i` of the range:
+    adds its commands to `sync`; True when the sync must stop there (under OrderedReady)."""
+    sts, now, min_ready = sync.sts, sync.now, sync.min_ready
+    policy = "OrderedReady" if monotonic else "Parallel"
+    name = pod.metadata.name
+    if pod.status.phase in ("Failed", "Succeeded"):
+        if not is_terminating(pod):
+            sync.delete_pod(pod, "recreating-failed-pod", f"{name} is {pod.status.phase}; it is recreated once it is gone")
+        return True
+    if not is_created(pod):
+        stale = _claim_is_stale(sync.cluster, sts, pod)
+        if stale:
+            return True  # wait for the garbage collector to remove the old pod's claim
+        if monotonic:
+            if i == 0:
+                lower = "it is the first ordinal"
+            elif i == 1:
+                lower = f"{pod_name(sts, start)} is Running and Ready"
+            else:
+                lower = f"{pod_name(sts, start)} to {pod_name(sts, start + i - 1)} are Running and Ready"
+            why = f"{policy}: {lower}"
+        else:
+            why = "Parallel: created without waiting for other ordinals"
+        if not sync.create_pod(pod, f"ordinal {ordinal_of(pod)} is missing, made at revision {revision_of(pod)} ({why})"):
+            return True  # an error: this sync stops (upstream retries it with backoff)
+        return monotonic
+    if pod.status.phase == "Pending":
+        sync.create_missing_claims(pod, "the pending pod mounts it")
+    if monotonic and (is_terminating(pod) or not running_and_ready(pod) or not running_and_available(pod, min_ready, now)):
+        return True
+    storage_ok = _storage_matches(sts, pod)
+    if not storage_ok:
+        # mirrors UpdateStatefulPod: the missing claims are created first; the volume change
+        # itself is then refused by pod update validation (a pod's volumes are immutable), so
+        # the pod keeps its volumes and upstream retries the update with backoff
+        sync.create_missing_claims(pod, "the pod's volumes do not cover the set's claims")
+    elif not _identity_matches(sts, pod):
+        fixed = replace(pod, metadata=replace(pod.metadata, labels={**pod.metadata.labels, POD_NAME_LABEL: name}))
+        sync.commands.append(cmd.UpdateObject(object=fixed, reason="identity-restored", message=f"update Pod {name} in {sync.label} successful: its {POD_NAME_LABEL} label did not match its name"))
+    sync.commands += _claim_retention_commands(sync.cluster, sts, pod, f"{name} is in range")
+    return False
 
 
 def _run_for_all(n: int, fn, monotonic: bool) -> bool:  # noqa: ANN001
@@ -755,19 +785,27 @@ def max_unavailable_of(value: int | str | None, replicas: int) -> int:
 
 def _status(sts: StatefulSet, rev: Revisions, pods: list[Pod], now: datetime) -> StatefulSetStatus:
     """Mirrors updateStatus/computeReplicaStatus over every pod that exists."""
-    replicas = ready = available = current = updated = 0
+    counts = [0] * 5
     current_name, update_name = rev.current.metadata.name, rev.update.metadata.name
     for pod in pods:
-        if is_created(pod):
-            replicas += 1
-        if running_and_ready(pod):
-            ready += 1
-            if running_and_available(pod, sts.spec.min_ready_seconds, now):
-                available += 1
-        if is_created(pod) and not is_terminating(pod):
-            revision = revision_of(pod)
-            current += revision == current_name
-            updated += revision == update_name
+        for i, n in enumerate(pod_status_share(pod, current_name, update_name, sts.spec.min_ready_seconds, now)):
+            counts[i] += n
+    return status_of(sts, rev, counts)
+
+
+def pod_status_share(pod: Pod, current_name: str, update_name: str, min_ready: int, now: datetime) -> tuple[int, int, int, int, int]:
+    """One pod's share of (replicas, ready, available, current, updated)."""
+    created = is_created(pod)
+    ready = running_and_ready(pod)
+    available = ready and running_and_available(pod, min_ready, now)
+    live = created and not is_terminating(pod)
+    revision = revision_of(pod) if live else None
+    return (int(created), int(ready), int(available), int(revision == current_name), int(revision == update_name))
+
+
+def status_of(sts: StatefulSet, rev: Revisions, counts: Sequence[int]) -> StatefulSetStatus:
+    replicas, ready, available, current, updated = counts
+    current_name, update_name = rev.current.metadata.name, rev.update.metadata.name
     return replace(
         sts.status,
         observed_generation=sts.metadata.generation,
@@ -846,9 +884,21 @@ def blocking_pod(sts: StatefulSet, cluster: Cluster, now: datetime) -> tuple[str
 
 
 class StatefulSetController:
+    """`incremental` (the default) decides from a `StatefulSetIndex` kept current by the events;
+    otherwise every sync is `reconcile_statefulset`, the full recomputation (the reference).
+    `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
+
     name = NAME
 
+    def __init__(self, incremental: bool = True, check: bool = False) -> None:
+        from engine.controllers.statefulset_index import StatefulSetIndex
+
+        self.index = StatefulSetIndex() if incremental or check else None
+        self.check = check
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if self.index is not None:
+            self.index.observe(event, cluster, before)
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, StatefulSet):
@@ -875,7 +925,14 @@ class StatefulSetController:
         sts = cluster.get("StatefulSet", ns, name)
         if not isinstance(sts, StatefulSet):
             return []
-        return reconcile_statefulset(sts, cluster, now)
+        if self.index is None:
+            return reconcile_statefulset(sts, cluster, now)
+        commands = self.index.sync(sts, cluster, now)
+        if self.check:
+            reference = reconcile_statefulset(sts, cluster, now)
+            if commands != reference:
+                raise IncrementalMismatch(key, now, commands, reference)
+        return commands
 
 
 def _claim_keys(namespace: str, name: str, cluster: Cluster) -> list[str]:

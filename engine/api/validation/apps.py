@@ -4,8 +4,6 @@ ReplicaSets, ControllerRevisions) and the registry strategies' `ValidateUpdate` 
 
 from __future__ import annotations
 
-import re
-
 from engine.api.objects import (
     ControllerRevision,
     DaemonSet,
@@ -30,7 +28,13 @@ from engine.api.validation.field import (
     not_supported,
     required,
 )
-from engine.api.validation.formats import PERCENT_FMT, dns1123_label, dns1123_subdomain, percent
+from engine.api.validation.formats import (
+    INTEGER_RE,
+    PERCENT_RE,
+    dns1123_label,
+    dns1123_subdomain,
+    percent,
+)
 from engine.api.validation.meta import (
     as_selector,
     is_empty,
@@ -70,14 +74,14 @@ def _int_or_percent_value(value: int | str | None) -> int:
         return 0
     if isinstance(value, int):
         return value
-    if re.fullmatch(PERCENT_FMT, value):
+    if PERCENT_RE.fullmatch(value):
         return int(value[:-1])
-    return int(value) if re.fullmatch(r"[+-]?[0-9]+", value) else 0
+    return int(value) if INTEGER_RE.fullmatch(value) else 0
 
 
 def _not_more_than_100_percent(value: int | str, path: str) -> Errors:
     # mirrors IsNotMoreThan100Percent
-    if isinstance(value, str) and re.fullmatch(PERCENT_FMT, value) and int(value[:-1]) > 100:
+    if isinstance(value, str) and PERCENT_RE.fullmatch(value) and int(value[:-1]) > 100:
         return [invalid(path, value, "must not be greater than 100%")]
     return []
 

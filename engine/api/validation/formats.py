@@ -14,6 +14,16 @@ _DNS1035_LABEL = r"[a-z]([-a-z0-9]*[a-z0-9])?"
 _LABEL_KEY = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_VALUE = rf"({_LABEL_KEY})?"
 PERCENT_FMT = r"[0-9]+%"
+# compiled once: admission checks every name, label and percentage of every write
+DNS_LABEL_RE = re.compile(_DNS_LABEL)
+DNS_SUBDOMAIN_RE = re.compile(_DNS_SUBDOMAIN)
+DNS1035_LABEL_RE = re.compile(_DNS1035_LABEL)
+LABEL_KEY_RE = re.compile(_LABEL_KEY)
+LABEL_VALUE_RE = re.compile(_LABEL_VALUE)
+PERCENT_RE = re.compile(PERCENT_FMT)
+INTEGER_RE = re.compile(r"[+-]?[0-9]+")
+_LOWER_ALNUM_DASH_RE = re.compile(r"[-a-z0-9]+")
+_A_LETTER_RE = re.compile(r"[a-z]")
 
 
 def _regex_error(msg: str, fmt: str, *examples: str) -> str:
@@ -28,8 +38,8 @@ def dns1123_label(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
-    if not re.fullmatch(_DNS_LABEL, value):
-        if re.fullmatch(_DNS_SUBDOMAIN, value):
+    if not DNS_LABEL_RE.fullmatch(value):
+        if DNS_SUBDOMAIN_RE.fullmatch(value):
             errs.append("must not contain dots")
         else:
             errs.append(
@@ -48,7 +58,7 @@ def dns1123_subdomain(value: str, unit: str = "characters") -> list[str]:
     errs = []
     if len(value) > 253:
         errs.append(f"must be no more than 253 {unit}")
-    if not re.fullmatch(_DNS_SUBDOMAIN, value):
+    if not DNS_SUBDOMAIN_RE.fullmatch(value):
         errs.append(
             _regex_error(
                 "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
@@ -64,7 +74,7 @@ def dns1035_label(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
-    if not re.fullmatch(_DNS1035_LABEL, value):
+    if not DNS1035_LABEL_RE.fullmatch(value):
         errs.append(
             _regex_error(
                 "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
@@ -104,7 +114,7 @@ def qualified_name(value: str) -> list[str]:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
         errs.append("name part must be no more than 63 bytes")
-    if not re.fullmatch(_LABEL_KEY, name):
+    if not LABEL_KEY_RE.fullmatch(name):
         errs.append(
             "name part " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY, "MyName", "my.name", "123-abc")
         )
@@ -116,7 +126,7 @@ def label_value(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
         errs.append("must be no more than 63 bytes")
-    if not re.fullmatch(_LABEL_VALUE, value):
+    if not LABEL_VALUE_RE.fullmatch(value):
         errs.append(
             _regex_error(
                 "a valid label must be an empty string or consist of alphanumeric characters, "
@@ -132,7 +142,7 @@ def label_value(value: str) -> list[str]:
 
 def percent(value: str) -> list[str]:
     # mirrors validation.IsValidPercent
-    if re.fullmatch(PERCENT_FMT, value):
+    if PERCENT_RE.fullmatch(value):
         return []
     return [
         _regex_error(
@@ -181,9 +191,9 @@ def port_name(value: str) -> list[str]:
     errs = []
     if len(value) > 15:
         errs.append("must be no more than 15 characters")
-    if not re.fullmatch(r"[-a-z0-9]+", value):
+    if not _LOWER_ALNUM_DASH_RE.fullmatch(value):
         errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
-    if not re.search(r"[a-z]", value):
+    if not _A_LETTER_RE.search(value):
         errs.append("must contain at least one letter (a-z)")
     if "--" in value:
         errs.append("must not contain consecutive hyphens")
