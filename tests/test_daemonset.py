@@ -214,6 +214,8 @@ class Manager:
 
     def __post_init__(self) -> None:
         self.engine = Engine(controllers=[_Quiet()])
+        # upstream's tests fill informer caches directly: no namespace has to exist first
+        self.engine.api.create_namespaces = True
         self.engine.run([op.Advance(at=self.now)])
 
     @property

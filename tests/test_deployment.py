@@ -891,6 +891,8 @@ class Manager:
 
     def __init__(self) -> None:
         self.engine = Engine(controllers=[_Quiet()])
+        # upstream's tests fill informer caches directly: no namespace has to exist first
+        self.engine.api.create_namespaces = True
         self.engine.run([op.Advance(at=T0)])
         self.now = T0
 

@@ -307,7 +307,7 @@ class DaemonSetIndex:
             ds,
             entry.selector,
             entry.template_data,
-            lambda count: d._revision_name(ds, count),
+            lambda count: d._revision_name(ds, count, cluster.release),
             dict(template.metadata.labels),
             ds.status.collision_count,
             _LazyPods(entry),
