@@ -6,6 +6,7 @@ from engine.controllers.daemonset import DaemonSetController
 from engine.controllers.deployment import DeploymentController
 from engine.controllers.evictions import PodGarbageCollector, TaintEvictionController
 from engine.controllers.garbagecollector import GarbageCollector
+from engine.controllers.nodelifecycle import NodeLifecycleController
 from engine.controllers.replicaset import ReplicaSetController
 from engine.controllers.statefulset import StatefulSetController
 from engine.nodes.kubelet import Kubelet
@@ -16,6 +17,7 @@ from engine.nodes.volumes import VolumeBinder
 def default_actors() -> list:
     return [
         GarbageCollector(),
+        NodeLifecycleController(),
         PodGarbageCollector(),
         TaintEvictionController(),
         DaemonSetController(),

@@ -382,8 +382,13 @@ def _qualified(namespace: str, name: str) -> str:
 
 
 def describe_policy(policy: ev.KubeletPolicy) -> str:
+    stop = (
+        f"; terminating pods stop {policy.stop_after_seconds:g}s after SIGTERM (at most their grace period)"
+        if policy.stop_after_seconds
+        else ""
+    )
     if policy.mode == "recorded":
-        return "simulated kubelets off: only pod-status operations move pods"
+        return "simulated kubelets off: only pod-status operations move pods" + stop
     parts = [f"pods become Ready {policy.ready_after_seconds:g}s after they start"]
     if policy.fail_images:
         parts.append(f"images {', '.join(policy.fail_images)} fail (CrashLoopBackOff, or Failed under restartPolicy Never)")
@@ -391,7 +396,7 @@ def describe_policy(policy: ev.KubeletPolicy) -> str:
         parts.append(f"pods with images {', '.join(policy.reject_images)} are rejected at admission (Failed)")
     if policy.never_ready_images:
         parts.append(f"images {', '.join(policy.never_ready_images)} never become Ready")
-    return "; ".join(parts)
+    return "; ".join(parts) + stop
 
 
 def find_reported_pod(cluster: Cluster, report: op.PodStatusReport) -> Pod:

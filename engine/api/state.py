@@ -19,6 +19,9 @@ from engine.api.objects import KINDS, AnyObject, KubeObject, Node, Pod
 
 ObjectKey = tuple[str, str, str]  # kind, namespace, name
 
+QUARANTINE_OWNER = "pod-garbage-collector"
+QUARANTINE_PREFIX = "node/"
+
 
 def object_key(obj: KubeObject) -> ObjectKey:
     return (type(obj).__name__, obj.metadata.namespace, obj.metadata.name)
@@ -35,6 +38,7 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     ready_at: list[tuple[str, str, datetime]]
     backoffs: list[tuple[str, float, datetime]]
     evictions: list[tuple[str, datetime, datetime]] = msgspec.field(default_factory=list)
+    quarantined: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -64,6 +68,9 @@ class Cluster:
         self.backoffs: dict[str, tuple[float, datetime]] = {}
         # pod key -> (created, due) of the taint manager's scheduled eviction
         self.evictions: dict[str, tuple[datetime, datetime]] = {}
+        # PodGC's quarantine of missing nodes that pods are bound to: node -> when it ends
+        # (folded from its TimerSet; dropped when the node appears or its last pod goes)
+        self.quarantined: dict[str, datetime] = {}
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -134,6 +141,7 @@ class Cluster:
                 ready_at=sorted((ns, name, at) for (ns, name), at in self.ready_at.items()),
                 backoffs=sorted((k, d, u) for k, (d, u) in self.backoffs.items()),
                 evictions=sorted((k, c, d) for k, (c, d) in self.evictions.items()),
+                quarantined=sorted(self.quarantined.items()),
             )
         )
 
@@ -153,6 +161,7 @@ class Cluster:
         cluster.ready_at = {(ns, name): at for ns, name, at in snap.ready_at}
         cluster.backoffs = {k: (d, u) for k, d, u in snap.backoffs}
         cluster.evictions = {k: (c, d) for k, c, d in snap.evictions}
+        cluster.quarantined = dict(snap.quarantined)
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -175,6 +184,8 @@ class Cluster:
             if event.owner == "kubelet":
                 ns, _, name = event.key.partition("/")
                 self.ready_at[(ns, name)] = event.due
+            elif event.owner == QUARANTINE_OWNER and event.key.startswith(QUARANTINE_PREFIX):
+                self.quarantined[event.key.removeprefix(QUARANTINE_PREFIX)] = event.due
         elif isinstance(event, ev.TimerFired):
             self._drop_timer((event.at, event.owner, event.key))
         elif isinstance(event, ev.TimerCancelled):
@@ -203,6 +214,8 @@ class Cluster:
             self._unindex(key, old)
         self.objects[kind][(ns, name)] = obj
         self._index(key, obj)
+        if kind == "Node" and self.quarantined:
+            self.quarantined.pop(name, None)
 
     def _remove(self, key: ObjectKey) -> None:
         kind, ns, name = key
@@ -210,6 +223,9 @@ class Cluster:
         if old is not None:
             self._unindex(key, old)
             if kind == "Pod":
+                node = old.spec.node_name  # type: ignore[attr-defined]
+                if node in self.quarantined and not self.pods_by_node.get(node):
+                    del self.quarantined[node]  # its last orphaned pod is gone
                 self.ready_at.pop((ns, name), None)
                 self.evictions.pop(f"{ns}/{name}", None)  # mirrors cancelling on pod deletion
                 # a gone pod's readiness timer must not stand in for its successor's
