@@ -666,7 +666,7 @@ class ClusterMachine(RuleBasedStateMachine):
             fits = [
                 n.metadata.name
                 for n in nodes
-                if unfit_reason(pod, n, self.cluster.node_pod_count(n.metadata.name)) is None
+                if unfit_reason(pod, n, self.cluster.node_pod_count(n.metadata.name), self.cluster) is None
             ]
             assert not fits, f"pod is unbound although node(s) {fits} fit it: {brief(pod)}" + self.nodes_line()
             scheduled = condition(pod, "PodScheduled")
