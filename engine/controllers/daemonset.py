@@ -198,7 +198,7 @@ def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[
     live = {p.metadata.labels.get(HASH_LABEL, "") for p in pods}
     limit = ds.spec.revision_history_limit if ds.spec.revision_history_limit is not None else 10
     commands += cleanup_history(ds, history.old, live, limit)
-    status = _status(ds, nodes, node_pods, eligibility, hash_, now)
+    status = _status(ds, nodes, _as_relisted(node_pods, managed, cluster), eligibility, hash_, now)
     if status != ds.status:
         commands.append(
             cmd.UpdateStatus(
@@ -514,6 +514,28 @@ def _rolling_update(
     for pod, why in to_delete:
         commands.append(cmd.delete_of(pod, "rolling-update", f"rolling update to {where}: {why}"))
     return commands
+
+
+def _as_relisted(node_pods: dict[str, list[Pod]], writes: list[cmd.Command], cluster: Cluster) -> dict[str, list[Pod]]:
+    """The pods per node as updateDaemonSetStatus lists them after manage(): the pods this sync
+    creates count (on the node their affinity names), pods it deletes that go at once do not."""
+    creates = [c.object for c in writes if isinstance(c, cmd.CreateObject) and isinstance(c.object, Pod)]
+    deletes = {c.uid for c in writes if isinstance(c, cmd.DeleteObject) and c.kind == "Pod"}
+    if not creates and not deletes:
+        return node_pods
+    out: dict[str, list[Pod]] = {}
+    for node, pods in node_pods.items():
+        out[node] = [
+            p
+            for p in pods
+            if p.metadata.uid not in deletes
+            or (p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"))  # stays, terminating
+        ]
+    for pod in creates:
+        target = pod_target_node(pod.spec)
+        if target:
+            out.setdefault(target, []).append(pod)
+    return {node: pods for node, pods in out.items() if pods}
 
 
 def _status(
