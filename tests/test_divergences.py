@@ -47,3 +47,33 @@ def test_a_colliding_statefulset_revision_is_renamed_but_keeps_its_original_hash
     sts = engine.cluster.get("StatefulSet", "default", "web")
     assert sts is not None and sts.status.collision_count == 1  # type: ignore[attr-defined]
     assert sts.status.update_revision == mine[0].metadata.name  # type: ignore[attr-defined]
+
+
+def test_pods_started_before_a_switch_to_recorded_mode_still_become_ready() -> None:
+    """Switching the kubelets to `mode: recorded` part-way: a pod the simulated kubelet already
+    started becomes Ready when its readyAfter runs out, as its real kubelet would have made it."""
+    from datetime import timedelta
+
+    from engine.api.objects import Node, Pod
+    from engine.api.pods import is_ready
+    from engine.events import KubeletPolicy
+
+    node = decode_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}})
+    pod = decode_object({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                         "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    late = decode_object({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "late"},
+                          "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    assert isinstance(node, Node) and isinstance(pod, Pod) and isinstance(late, Pod)
+    engine = Engine()
+    engine.run([
+        op.ConfigureKubelet(at=T0, policy=KubeletPolicy(ready_after_seconds=5)),
+        op.Apply(at=T0, object=node),
+        op.Apply(at=T0, object=pod),
+        op.ConfigureKubelet(at=T0 + timedelta(seconds=1), policy=KubeletPolicy(mode="recorded")),
+        op.Apply(at=T0 + timedelta(seconds=1), object=late),
+        op.Advance(at=T0 + timedelta(seconds=10)),
+    ])
+    started = engine.cluster.pod("default", "p")
+    assert started is not None and started.status.phase == "Running" and is_ready(started)
+    waiting = engine.cluster.pod("default", "late")
+    assert waiting is not None and waiting.status.phase == "Pending"  # nobody starts it: recorded

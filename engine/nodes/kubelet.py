@@ -111,7 +111,11 @@ class Kubelet:
                 )
             ]
         policy = cluster.kubelet
-        if policy.mode == "recorded" or cluster.node(node) is None:
+        if cluster.node(node) is None:
+            return []
+        if policy.mode == "recorded" and not (pod.status.phase == "Running" and (ns, name) in cluster.ready_at):
+            # a pod the simulated kubelet started before the switch still becomes Ready when
+            # its readyAfter runs out: its readiness was decided when it started
             return []
         images = [c.image for c in pod.spec.containers]
         status = pod.status
