@@ -450,13 +450,16 @@ class ClusterMachine(RuleBasedStateMachine):
         fail=st.lists(st.sampled_from(IMAGES), unique=True, max_size=1),
         never_ready=st.lists(st.sampled_from(IMAGES), unique=True, max_size=1),
         reject=st.lists(st.sampled_from(IMAGES), unique=True, max_size=1),
+        stop_after=st.sampled_from([0.0, 0.0, 10.0, 60.0]),  # 60 > the 30 s grace period: SIGKILL
     )
     def configure_kubelet(
-        self, mode: str, ready_after: float, fail: list[str], never_ready: list[str], reject: list[str]
+        self, mode: str, ready_after: float, fail: list[str], never_ready: list[str], reject: list[str],
+        stop_after: float,
     ) -> None:
         policy = KubeletPolicy(
             mode=mode,
             ready_after_seconds=ready_after,
+            stop_after_seconds=stop_after,
             fail_images=sorted(fail),
             never_ready_images=sorted(never_ready),
             reject_images=sorted(reject),
