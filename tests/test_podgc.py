@@ -146,3 +146,39 @@ def test_a_pod_created_on_a_missing_node_waits_out_the_quarantine() -> None:
     assert names(engine) == {"a"}
     engine.run([op.Advance(at=T0 + timedelta(seconds=40))])
     assert names(engine) == set()
+
+
+HISTORY = [
+    {"at": "2026-11-20T10:00:00Z", "op": "apply", "object": {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}},
+    {"at": "2026-11-20T10:00:00Z", "op": "kubelet", "mode": "recorded"},
+    {"at": "2026-11-20T10:00:01Z", "op": "apply", "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "x"}]}}},
+    {"at": "2026-11-20T10:00:02Z", "op": "apply", "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"}, "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "x"}]}}},
+    {"at": "2026-11-20T10:00:03Z", "op": "pod-status", "name": "a", "phase": "Succeeded"},
+    {"at": "2026-11-20T10:00:04Z", "op": "pod-status", "name": "b", "phase": "Failed"},
+]
+
+
+@pytest.mark.parametrize(("flag", "left"), [([], "a\nb"), (["--terminated-pod-gc-threshold", "1"], "b")])
+def test_replay_takes_the_terminated_pod_gc_threshold(tmp_path, capsys, monkeypatch, flag: list[str], left: str) -> None:  # noqa: ANN001
+    import json
+
+    import engine.controllers.evictions as evictions
+    from replay.cli import main
+
+    monkeypatch.setattr(evictions, "TERMINATED_POD_GC_THRESHOLD", evictions.TERMINATED_POD_GC_THRESHOLD)
+    history = tmp_path / "h.jsonl"
+    history.write_text("".join(json.dumps(line) + "\n" for line in HISTORY))
+    store = f"sqlite:{tmp_path / 'k.db'}"
+    assert main(["replay", str(history), "--store", store, *flag]) == 0
+    capsys.readouterr()
+    assert main(["get", "pods", "-o", "name", "--store", store]) == 0
+    assert capsys.readouterr().out.replace("pod/", "").strip() == left
+
+
+def test_a_negative_threshold_is_a_usage_error(tmp_path, capsys) -> None:  # noqa: ANN001
+    from replay.cli import main
+
+    history = tmp_path / "h.jsonl"
+    history.write_text("")
+    assert main(["replay", str(history), "--store", f"sqlite:{tmp_path / 'k.db'}", "--terminated-pod-gc-threshold", "-1"]) == 2
+    assert "--terminated-pod-gc-threshold: must be 0 or more" in capsys.readouterr().err

@@ -44,8 +44,9 @@ def _eviction_and_creation_order(pod: Pod) -> tuple:
 class PodGarbageCollector:
     name = QUARANTINE_OWNER
 
-    def __init__(self, terminated_pod_gc_threshold: int = TERMINATED_POD_GC_THRESHOLD) -> None:
-        self.threshold = terminated_pod_gc_threshold
+    def __init__(self, terminated_pod_gc_threshold: int | None = None) -> None:
+        # the module value is the command line's `--terminated-pod-gc-threshold`
+        self.threshold = TERMINATED_POD_GC_THRESHOLD if terminated_pod_gc_threshold is None else terminated_pod_gc_threshold
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectDeleted) and event.kind == "Node":

@@ -35,6 +35,13 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
         metavar="NAME=BOOL",
         help="kube-controller-manager feature gates: MaxUnavailableStatefulSet (default false, as Kubernetes 1.24-1.34 and 1.35.4+)",
     )
+    p.add_argument(
+        "--terminated-pod-gc-threshold",
+        type=int,
+        default=12500,
+        metavar="N",
+        help="As kube-controller-manager's flag: PodGC deletes terminated pods above N, evicted then oldest first; 0 turns it off (default 12500)",
+    )
     p.add_argument("--settle", default="1h", help="How much virtual time may pass after the last operation while timers still fire (default 1h)")
     add_progress(p)
     p.set_defaults(func=cmd_replay)
@@ -58,6 +65,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"--settle: {exc}", verb="replay") from None
     _set_feature_gates(args.feature_gates)
+    if args.terminated_pod_gc_threshold < 0:
+        raise UsageError("--terminated-pod-gc-threshold: must be 0 or more", verb="replay")
+    import engine.controllers.evictions as podgc
+
+    podgc.TERMINATED_POD_GC_THRESHOLD = args.terminated_pod_gc_threshold
     source = args.history
     settle_until = None
     next_line = 0
@@ -85,7 +97,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 settle_until=settle_until,
                 wait=args.wait,
                 description=f"kreplay replay {source}",
-                salt=f"feature-gates={args.feature_gates}",
+                salt=f"feature-gates={args.feature_gates}"
+                + (f" terminated-pod-gc-threshold={args.terminated_pod_gc_threshold}" if args.terminated_pod_gc_threshold != 12500 else ""),
                 observe=bar,
             )
         except Rejected as exc:
