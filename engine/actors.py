@@ -8,6 +8,7 @@ from engine.controllers.daemonset import DaemonSetController
 from engine.controllers.deployment import DeploymentController
 from engine.controllers.evictions import PodGarbageCollector, TaintEvictionController
 from engine.controllers.garbagecollector import GarbageCollector
+from engine.controllers.nodelifecycle import NodeLifecycleController
 from engine.controllers.replicaset import ReplicaSetController
 from engine.controllers.statefulset import StatefulSetController
 from engine.nodes.kubelet import Kubelet
@@ -25,6 +26,7 @@ def default_actors(check: bool | None = None) -> list:
         check = os.environ.get(CHECK_ENV) == "1"
     return [
         GarbageCollector(),
+        NodeLifecycleController(),
         PodGarbageCollector(),
         TaintEvictionController(),
         DaemonSetController(check=check),

@@ -115,6 +115,8 @@ class ObjectDeleted(Event, kw_only=True):
 class KubeletPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
     mode: str = "simulated"
     ready_after_seconds: float = 0.0
+    # how long a pod's containers take to stop after SIGTERM (at most its grace period); kreplay's
+    stop_after_seconds: float = 0.0
     fail_images: list[str] = msgspec.field(default_factory=list)
     never_ready_images: list[str] = msgspec.field(default_factory=list)
     reject_images: list[str] = msgspec.field(default_factory=list)

@@ -434,8 +434,13 @@ def describe_policy(policy: ev.KubeletPolicy) -> str:
         if policy.recorded_bindings
         else ""
     )
+    stop = (
+        f"; terminating pods stop {policy.stop_after_seconds:g}s after SIGTERM (at most their grace period)"
+        if policy.stop_after_seconds
+        else ""
+    )
     if policy.mode == "recorded":
-        return "simulated kubelets off: only pod-status operations move pods" + held
+        return "simulated kubelets off: only pod-status operations move pods" + stop + held
     parts = [f"pods become Ready {policy.ready_after_seconds:g}s after they start"]
     if policy.fail_images:
         parts.append(f"images {', '.join(policy.fail_images)} fail (CrashLoopBackOff, or Failed under restartPolicy Never)")
@@ -443,7 +448,7 @@ def describe_policy(policy: ev.KubeletPolicy) -> str:
         parts.append(f"pods with images {', '.join(policy.reject_images)} are rejected at admission (Failed)")
     if policy.never_ready_images:
         parts.append(f"images {', '.join(policy.never_ready_images)} never become Ready")
-    return "; ".join(parts) + held
+    return "; ".join(parts) + stop + held
 
 
 def pods_of(cluster: Cluster, owner: KubeObject) -> list[Pod]:

@@ -88,6 +88,7 @@ class NodeConditionLine(Line, tag="node-condition", kw_only=True):
 
 class KubeletLine(Line, tag="kubelet", kw_only=True):
     ready_after: str = "0s"
+    stop_after: str = "0s"
     fail_images: list[str] = msgspec.field(default_factory=list)
     never_ready_images: list[str] = msgspec.field(default_factory=list)
     reject_images: list[str] = msgspec.field(default_factory=list)
@@ -311,9 +312,14 @@ def to_operation(line: AnyLine, number: int) -> op.AnyOperation:
                 ready_after = parse_duration(line.ready_after)
             except ValueError as exc:
                 raise HistoryError(number, "readyAfter", str(exc)) from None
+            try:
+                stop_after = parse_duration(line.stop_after)
+            except ValueError as exc:
+                raise HistoryError(number, "stopAfter", str(exc)) from None
             policy = KubeletPolicy(
                 mode=line.mode,
                 ready_after_seconds=ready_after,
+                stop_after_seconds=stop_after,
                 fail_images=sorted(set(line.fail_images)),
                 never_ready_images=sorted(set(line.never_ready_images)),
                 reject_images=sorted(set(line.reject_images)),

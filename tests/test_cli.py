@@ -31,7 +31,7 @@ def test_replay_reports_what_it_recorded_and_that_the_cluster_is_at_rest(tmp_pat
     code, out, err = kreplay(capsys, "replay", str(EXAMPLES / "bare-cluster.jsonl"), "--store", f"sqlite:{tmp_path / 'k.db'}")
     assert code == 0
     assert "replayed 9 operations" in out
-    assert "cluster at rest at 2026-11-20T10:02:00Z" in out
+    assert "cluster at rest at 2026-11-20T10:02:40Z" in out  # PodGC waits out its 40s quarantine
 
 
 def test_get_json_prints_a_kubernetes_list_of_shaped_objects(bare, capsys):
@@ -68,7 +68,7 @@ def test_get_filters_by_label_selector(bare, capsys):
             "pod/web",
             ["created by alice, line 4 of the history", "scheduled by default-scheduler", "node:    node-1",
              "becomes Ready after readyAfter 5s", "reports the pod Ready", "reason:  node-deleted",
-             "because: #25 deleted node node-1 by kubectl (line 9)"],
+             "because: #27 timer fired node/node-1 by pod-garbage-collector"],
             id="web-was-scheduled-started-made-ready-and-removed-with-its-node",
         ),
         pytest.param(

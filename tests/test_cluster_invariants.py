@@ -247,6 +247,9 @@ class ClusterMachine(RuleBasedStateMachine):
         self.wrong_evictions: list[str] = []
         self.status_reason: dict[str, str] = {}  # pod uid -> reason of its last status change
         self.early_owner_deletions: list[str] = []
+        # pod uids bound to a node name that was deleted and added again within PodGC's
+        # quarantine: upstream keeps them bound to the new node whatever its labels
+        self.rebound: set[str] = set()
 
     # --- driving the engine --------------------------------------------------------------------
 
@@ -356,6 +359,8 @@ class ClusterMachine(RuleBasedStateMachine):
         cordoned = data.draw(st.sampled_from([False, False, False, True]), label="unschedulable")
         stamp = data.draw(st.booleans(), label="stamp timeAdded")
         taints = [self.with_time_added(t, stamp) for t in taints]
+        if self.cluster.node(name) is None:
+            self.rebound |= {p.metadata.uid for p in self.cluster.pods_on(name)}
         self.run(op.Apply(at=self.now, object=make_node(name, labels, taints, cordoned)))
 
     @precondition(lambda self: bool(self.nodes()))
@@ -445,13 +450,16 @@ class ClusterMachine(RuleBasedStateMachine):
         fail=st.lists(st.sampled_from(IMAGES), unique=True, max_size=1),
         never_ready=st.lists(st.sampled_from(IMAGES), unique=True, max_size=1),
         reject=st.lists(st.sampled_from(IMAGES), unique=True, max_size=1),
+        stop_after=st.sampled_from([0.0, 0.0, 10.0, 60.0]),  # 60 > the 30 s grace period: SIGKILL
     )
     def configure_kubelet(
-        self, mode: str, ready_after: float, fail: list[str], never_ready: list[str], reject: list[str]
+        self, mode: str, ready_after: float, fail: list[str], never_ready: list[str], reject: list[str],
+        stop_after: float,
     ) -> None:
         policy = KubeletPolicy(
             mode=mode,
             ready_after_seconds=ready_after,
+            stop_after_seconds=stop_after,
             fail_images=sorted(fail),
             never_ready_images=sorted(never_ready),
             reject_images=sorted(reject),
@@ -504,12 +512,18 @@ class ClusterMachine(RuleBasedStateMachine):
 
     @invariant()
     def inv1_no_pod_is_bound_to_a_missing_node(self) -> None:
+        """...but during PodGC's 40 s quarantine (gcOrphaned), which a recorded timer ends."""
         for pod in self.pods():
             node = pod.spec.node_name
-            assert not node or self.cluster.node(node) is not None, (
+            if not node or self.cluster.node(node) is not None:
+                continue
+            pending = self.cluster.pending_timers("pod-garbage-collector", f"node/{node}")
+            due = self.cluster.quarantined.get(node) or (pending[0] if pending else None)
+            assert due is not None and due > self.now and due <= self.now + timedelta(seconds=40), (
                 f"at rest at {self.now.isoformat()}, pod is bound to node {node!r}, which does "
-                f"not exist (PodGC should have deleted it): {brief(pod)}"
+                f"not exist, and PodGC's quarantine ({due}) does not end within 40s: {brief(pod)}"
             )
+            assert (due, "pod-garbage-collector", f"node/{node}") in self.cluster.timers
 
     @invariant()
     def inv2_no_pod_stays_on_a_node_whose_noexecute_taint_it_does_not_tolerate(self) -> None:
@@ -535,7 +549,7 @@ class ClusterMachine(RuleBasedStateMachine):
     def inv3_every_bound_pod_fits_its_nodes_selector(self) -> None:
         for pod in self.pods():
             node = self.cluster.node(pod.spec.node_name) if pod.spec.node_name else None
-            if node is not None:
+            if node is not None and pod.metadata.uid not in self.rebound:
                 assert required_node_affinity_matches(pod.spec, node), (
                     f"pod is bound to a node its nodeSelector does not match: "
                     f"{brief(pod)} on {brief(node)}"
@@ -655,7 +669,7 @@ class ClusterMachine(RuleBasedStateMachine):
             fits = [
                 n.metadata.name
                 for n in nodes
-                if unfit_reason(pod, n, self.cluster.node_pod_count(n.metadata.name)) is None
+                if unfit_reason(pod, n, self.cluster.node_pod_count(n.metadata.name), self.cluster) is None
             ]
             assert not fits, f"pod is unbound although node(s) {fits} fit it: {brief(pod)}" + self.nodes_line()
             scheduled = condition(pod, "PodScheduled")
@@ -855,7 +869,7 @@ def test_a_pending_pod_is_scheduled_when_a_fitting_node_appears() -> None:
 # --- PodGC and taint eviction -----------------------------------------------------------------
 
 
-def test_deleting_a_node_makes_podgc_delete_its_pods() -> None:
+def test_deleting_a_node_makes_podgc_delete_its_pods_after_its_quarantine() -> None:
     engine = run(
         apply(
             make_node("a"),
@@ -867,6 +881,9 @@ def test_deleting_a_node_makes_podgc_delete_its_pods() -> None:
     assert pod_of(engine, "p1").spec.node_name == "a"
     engine.take_events()
     engine.run([op.Delete(at=T0 + timedelta(seconds=1), kind="Node", namespace="", name="a")])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=40))])
+    assert pod_of(engine, "p1") is not None, "gcOrphaned waits out its 40s quarantineTime"
+    engine.run([op.Advance(at=T0 + timedelta(seconds=41))])
     events = engine.take_events()
     assert pod_of(engine, "p1") is None
     assert pod_of(engine, "p2") is not None, "a pod on another node stays"
@@ -1029,7 +1046,10 @@ def test_kubectl_apply_on_an_existing_pod(
     if not change:
         assert engine.take_events() == [], "an unchanged manifest records nothing"
     if "tolerations" in change:
-        assert [t.key for t in pod.spec.tolerations] == ["dedicated"]
+        # DefaultTolerationSeconds runs on updates too: its tolerations follow the manifest's
+        assert [t.key for t in pod.spec.tolerations] == [
+            "dedicated", "node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"
+        ]
     if "image" in change:
         assert [c.image for c in pod.spec.containers] == ["busybox:1.36"]
 

@@ -330,7 +330,10 @@ class DeploymentMachine(RuleBasedStateMachine):
         self.take()
 
     def policy(self) -> KubeletPolicy:
-        return KubeletPolicy(ready_after_seconds=self.ready_after, never_ready_images=[BROKEN], fail_images=[CRASH])
+        return KubeletPolicy(
+            ready_after_seconds=self.ready_after, never_ready_images=[BROKEN], fail_images=[CRASH],
+            stop_after_seconds=getattr(self, "stop_after", 0.0),
+        )
 
     # --- driving the engine --------------------------------------------------------------------
 
@@ -594,9 +597,10 @@ class DeploymentMachine(RuleBasedStateMachine):
         pod = data.draw(st.sampled_from(names), label="pod")
         self.run(op.Patch(at=self.now, kind="Pod", namespace=NS, name=pod, merge={"metadata": {"finalizers": None}}))
 
-    @rule(ready_after=READY_AFTER)
-    def configure_kubelet(self, ready_after: float) -> None:
+    @rule(ready_after=READY_AFTER, stop_after=st.sampled_from([0.0, 0.0, 5.0, 45.0]))
+    def configure_kubelet(self, ready_after: float, stop_after: float = 0.0) -> None:
         self.ready_after = ready_after
+        self.stop_after = stop_after  # graceful termination; 45 s outlasts the 30 s grace period
         self.run(op.ConfigureKubelet(at=self.now, policy=self.policy()))
 
     @rule(seconds=st.sampled_from([1, 3, 5, 6, 11, 20, 40]))

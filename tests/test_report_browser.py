@@ -142,7 +142,7 @@ def test_hovering_a_decision_shows_its_reason_message_and_trigger(opened):
     shown = hover.text_content() or ""
     assert "rolling-update by daemonset-controller" in shown
     assert "maxUnavailable 1" in shown
-    assert "because: #29" in shown and "updated daemonset kube-system/fluentd-elasticsearch by kubectl" in shown
+    assert "because: #28" in shown and "updated daemonset kube-system/fluentd-elasticsearch by kubectl" in shown
     page.mouse.click(x, y)
     details = page.inner_text("#details")
     assert "rolling-update by daemonset-controller" in details and "because: #" in details

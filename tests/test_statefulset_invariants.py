@@ -726,9 +726,13 @@ class StatefulSetMachine(RuleBasedStateMachine):
         ready_after=st.sampled_from([0.0, 10.0]),
         broken=st.booleans(),
         mode=st.sampled_from(["simulated", "simulated", "recorded"]),
+        stop_after=st.sampled_from([0.0, 0.0, 5.0, 45.0]),  # graceful termination; 45 > 30 s grace
     )
-    def configure_kubelet(self, ready_after: float, broken: bool, mode: str) -> None:
-        policy = KubeletPolicy(mode=mode, ready_after_seconds=ready_after, never_ready_images=[BROKEN] if broken else [])
+    def configure_kubelet(self, ready_after: float, broken: bool, mode: str, stop_after: float) -> None:
+        policy = KubeletPolicy(
+            mode=mode, ready_after_seconds=ready_after, never_ready_images=[BROKEN] if broken else [],
+            stop_after_seconds=stop_after,
+        )
         self.run(op.ConfigureKubelet(at=self.now, policy=policy))
 
     @rule(seconds=st.sampled_from([1, 3, 6, 11]))

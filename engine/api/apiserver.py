@@ -9,7 +9,7 @@ is an engine bug and raises too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import jsonpatch
@@ -17,6 +17,7 @@ import msgspec
 
 from engine import events as ev
 from engine.api import admission, catalog, strategy
+from engine.api.admission_plugins import default_toleration_seconds
 from engine.api.names import generated_suffix, issued_by_replay, object_uid
 from engine.api.objects import (
     FOREGROUND,
@@ -105,6 +106,8 @@ class ApiServer:
 
     def _admit(self, obj: KubeObject, old: KubeObject | None) -> KubeObject:
         obj = admission.apply_defaults(obj)
+        if isinstance(obj, Pod):
+            obj = default_toleration_seconds(obj)
         if isinstance(obj, Node):
             obj = self._stamp_taints(obj, old)
         errors = admission.validate(obj, old)
@@ -231,12 +234,21 @@ class ApiServer:
                 )
                 self._emit(ev.DeletionStarted, marked, audit)
             return
-        graceful = isinstance(obj, Pod) and bool(obj.spec.node_name) and not force
-        if graceful or meta.finalizers:
+        grace = pod_grace_period(obj, force) if isinstance(obj, Pod) else None
+        if grace or meta.finalizers:
             # it stays, terminating: a bound pod until its kubelet confirms it is gone, anything
-            # with finalizers until they are removed
+            # with finalizers until they are removed. Mirrors rest.BeforeDelete: a pod's
+            # deletionTimestamp is when its grace period ends
             if meta.deletion_timestamp is None:
-                marked = replace(obj, metadata=replace(meta, deletion_timestamp=self.now))
+                seconds = grace or 0
+                marked = replace(
+                    obj,
+                    metadata=replace(
+                        meta,
+                        deletion_timestamp=self.now + timedelta(seconds=seconds),
+                        deletion_grace_period_seconds=grace,
+                    ),
+                )
                 self._emit(ev.DeletionStarted, marked, audit)
             return
         self._gone(obj, audit)
@@ -469,6 +481,16 @@ class ApiServer:
         )
 
 
+def pod_grace_period(pod: Pod, force: bool) -> int | None:
+    """The grace period a pod's deletion gets, None when it goes at once; mirrors
+    podStrategy.CheckGracefulDelete: its terminationGracePeriodSeconds, but 0 for a pod never
+    scheduled or already Failed or Succeeded, and for a forced delete (grace period 0)."""
+    if force or not pod.spec.node_name or pod.status.phase in ("Failed", "Succeeded"):
+        return None
+    seconds = pod.spec.termination_grace_period_seconds
+    return 30 if seconds is None else max(seconds, 0)
+
+
 def audit_fields(audit: Audit) -> dict[str, Any]:
     return {
         "by": audit.by,
@@ -488,7 +510,9 @@ def _with_cause(obj: KubeObject, cause: str) -> KubeObject:
 
 
 def _check_pod_update(old: Pod, new: Pod) -> None:
-    """Mirrors ValidatePodUpdate: only container images and added tolerations may change."""
+    """Mirrors ValidatePodUpdate: only container images and added tolerations may change.
+    Admission runs first, so the default tolerations an earlier write got are added again."""
+    new = default_toleration_seconds(new)
     def frozen_spec(pod: Pod) -> Any:
         containers = [replace(c, image="") for c in pod.spec.containers]
         return replace(pod.spec, containers=containers, tolerations=[])

@@ -50,6 +50,7 @@ class ObjectMeta(K8s):
     generation: int = 0
     creation_timestamp: datetime | None = None
     deletion_timestamp: datetime | None = None
+    deletion_grace_period_seconds: int | None = None
     labels: dict[str, str] = msgspec.field(default_factory=dict)
     annotations: dict[str, str] = msgspec.field(default_factory=dict)
     owner_references: list[OwnerReference] = msgspec.field(default_factory=list)

@@ -30,6 +30,9 @@ from engine.api.objects import (
 ObjectKey = tuple[str, str, str]  # kind, namespace, name
 CRD = "CustomResourceDefinition"
 
+QUARANTINE_OWNER = "pod-garbage-collector"
+QUARANTINE_PREFIX = "node/"
+
 
 def object_key(obj: KubeObject) -> ObjectKey:
     return (kind_of(obj), obj.metadata.namespace, obj.metadata.name)
@@ -48,6 +51,7 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     evictions: list[tuple[str, datetime, datetime]] = msgspec.field(default_factory=list)
     opaque: list[OpaqueObject] = msgspec.field(default_factory=list)  # kinds not modeled
     kubernetes_version: str = ""
+    quarantined: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -84,6 +88,9 @@ class Cluster:
         self.backoffs: dict[str, tuple[float, datetime]] = {}
         # pod key -> (created, due) of the taint manager's scheduled eviction
         self.evictions: dict[str, tuple[datetime, datetime]] = {}
+        # PodGC's quarantine of missing nodes that pods are bound to: node -> when it ends
+        # (folded from its TimerSet; dropped when the node appears or its last pod goes)
+        self.quarantined: dict[str, datetime] = {}
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -168,6 +175,7 @@ class Cluster:
                 evictions=sorted((k, c, d) for k, (c, d) in self.evictions.items()),
                 opaque=[o for kind in sorted(self.objects) if kind not in KINDS for o in self.list(kind)],  # type: ignore[misc]
                 kubernetes_version=self.kubernetes_version,
+                quarantined=sorted(self.quarantined.items()),
             )
         )
 
@@ -190,6 +198,7 @@ class Cluster:
         cluster.ready_at = {(ns, name): at for ns, name, at in snap.ready_at}
         cluster.backoffs = {k: (d, u) for k, d, u in snap.backoffs}
         cluster.evictions = {k: (c, d) for k, c, d in snap.evictions}
+        cluster.quarantined = dict(snap.quarantined)
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -214,6 +223,8 @@ class Cluster:
             if event.owner == "kubelet":
                 ns, _, name = event.key.partition("/")
                 self.ready_at[(ns, name)] = event.due
+            elif event.owner == QUARANTINE_OWNER and event.key.startswith(QUARANTINE_PREFIX):
+                self.quarantined[event.key.removeprefix(QUARANTINE_PREFIX)] = event.due
         elif isinstance(event, ev.TimerFired):
             self._drop_timer((event.at, event.owner, event.key))
         elif isinstance(event, ev.TimerCancelled):
@@ -247,6 +258,8 @@ class Cluster:
         self._index(key, obj)
         if kind == CRD:
             self._scopes()
+        if kind == "Node" and self.quarantined:
+            self.quarantined.pop(name, None)
 
     def _remove(self, key: ObjectKey) -> None:
         kind, ns, name = key
@@ -256,6 +269,9 @@ class Cluster:
         if old is not None:
             self._unindex(key, old)
             if kind == "Pod":
+                node = old.spec.node_name  # type: ignore[attr-defined]
+                if node in self.quarantined and not self.pods_by_node.get(node):
+                    del self.quarantined[node]  # its last orphaned pod is gone
                 self.ready_at.pop((ns, name), None)
                 self.evictions.pop(f"{ns}/{name}", None)  # mirrors cancelling on pod deletion
                 # a gone pod's readiness timer must not stand in for its successor's

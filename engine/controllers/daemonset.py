@@ -217,10 +217,33 @@ def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[
     live = {p.metadata.labels.get(HASH_LABEL, "") for p in pods}
     limit = ds.spec.revision_history_limit if ds.spec.revision_history_limit is not None else 10
     commands += cleanup_history(ds, history.old, live, limit)
-    commands += status_update(ds, _status(ds, nodes, node_pods, eligibility, hash_, now))
+    commands += status_update(ds, _status(ds, nodes, as_relisted(node_pods, managed), eligibility, hash_, now))
     key = f"{ds.metadata.namespace}/{ds.metadata.name}"
     commands += availability_timers(key, (p for pods in node_pods.values() for p in pods), ds.spec.min_ready_seconds, now)
     return commands
+
+
+def as_relisted(node_pods: dict[str, list[Pod]], writes: list[cmd.Command]) -> dict[str, list[Pod]]:
+    """The pods per node as updateDaemonSetStatus lists them after manage(): the pods this sync
+    creates count (on the node their affinity names), pods it deletes that go at once do not
+    (an unbound or finished pod); a bound running pod it deletes stays, terminating."""
+    creates = [c.object for c in writes if isinstance(c, cmd.CreateObject) and isinstance(c.object, Pod)]
+    deletes = {c.uid for c in writes if isinstance(c, cmd.DeleteObject) and c.kind == "Pod"}
+    if not creates and not deletes:
+        return node_pods
+    out: dict[str, list[Pod]] = {}
+    for node, pods in node_pods.items():
+        out[node] = [
+            p
+            for p in pods
+            if p.metadata.uid not in deletes
+            or (p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"))  # stays, terminating
+        ]
+    for pod in creates:
+        target = pod_target_node(pod.spec)
+        if target:
+            out.setdefault(target, []).append(pod)
+    return {node: pods for node, pods in out.items() if pods}
 
 
 def _revision_name(ds: DaemonSet, collision_count: int | None, release: str) -> tuple[str, str]:

@@ -338,8 +338,32 @@ class DaemonSetIndex:
                 commands += self._rolling_update(ds, entry, hash_, revision)
         limit = ds.spec.revision_history_limit if ds.spec.revision_history_limit is not None else 10
         commands += cleanup_history(ds, history.old, entry.live, limit)
-        commands += d.status_update(ds, d.status_of(ds, entry.counts))
+        commands += d.status_update(ds, d.status_of(ds, self._relisted_counts(ds, entry, managed, hash_, now)))
         return commands
+
+    @staticmethod
+    def _relisted_counts(ds: DaemonSet, entry: _Entry, managed: list[cmd.Command], hash_: str, now: datetime) -> list[int]:
+        """The status counters as updateDaemonSetStatus counts them after this sync's creates and
+        deletes (`daemonset.as_relisted`): only the nodes they touch are counted again."""
+        touched: set[str] = set()
+        for c in managed:
+            if isinstance(c, cmd.CreateObject) and isinstance(c.object, Pod):
+                touched.add(pod_target_node(c.object.spec))
+            elif isinstance(c, cmd.DeleteObject) and c.kind == "Pod":
+                pod = entry.pods.get(c.name)
+                if pod is not None and pod.metadata.uid == c.uid:
+                    touched.add(pod_target_node(pod.spec))
+        views = {n: entry.nodes[n] for n in sorted(touched) if n in entry.nodes and entry.nodes[n].eligibility is not None}
+        if not views:
+            return entry.counts
+        relisted = d.as_relisted({n: view.here or [] for n, view in views.items()}, managed)
+        counts = list(entry.counts)
+        for n, view in views.items():
+            assert view.eligibility is not None
+            share = d.node_status(view.eligibility[0], relisted.get(n), hash_, entry.generation, ds.spec.min_ready_seconds, now)
+            for i, (before, after) in enumerate(zip(view.status, share, strict=True)):
+                counts[i] += after - before
+        return counts
 
     def _rolling_update(self, ds: DaemonSet, entry: _Entry, hash_: str, revision: int) -> list[cmd.Command]:
         """`_rolling_update` at maxSurge 0 from the kept verdicts: while fewer than

@@ -1,7 +1,10 @@
 """Pod removal that no workload controller asks for: PodGC and NoExecute taint eviction.
 
-- PodGC (mirrors podgc `gcOrphaned`): a pod bound to a node that no longer exists is force
-  deleted.
+- PodGC (mirrors podgc `gcOrphaned` and `gcTerminated`): pods bound to a node that does not
+  exist are marked Failed (DisruptionTarget, DeletionByPodGC) and force-deleted once the node
+  is still missing after a 40 s quarantine (a recorded timer; upstream's 20 s gc period is not
+  modelled); terminated pods above `--terminated-pod-gc-threshold` (12,500) are force-deleted,
+  evicted then oldest first.
 - Taint eviction (mirrors tainteviction `processPodOnNode`): a pod on a node with a NoExecute
   taint it does not tolerate is deleted at once; if it tolerates them only for a while, its
   eviction is scheduled (a recorded `EvictionScheduled` event and timer) for when the shortest
@@ -17,35 +20,122 @@ from datetime import datetime, timedelta
 from engine import commands as cmd
 from engine import events as ev
 from engine.api.names import pod_key, split_key
-from engine.api.objects import Node, Pod
-from engine.api.state import Cluster
+from engine.api.objects import Node, Pod, replace
+from engine.api.pods import with_condition
+from engine.api.state import QUARANTINE_OWNER, QUARANTINE_PREFIX, Cluster
 from engine.scheduling.tolerations import tolerates
+
+QUARANTINE_SECONDS = 40  # mirrors podgc's quarantineTime
+TERMINATED_POD_GC_THRESHOLD = 12_500  # --terminated-pod-gc-threshold (0 turns it off)
+TERMINATED_KEY = "terminated"
+
+
+def _is_terminated(pod: Pod) -> bool:
+    """Mirrors podgc's isPodTerminated: any phase but Pending, Running and Unknown."""
+    return pod.status.phase not in ("", "Pending", "Running", "Unknown")
+
+
+def _eviction_and_creation_order(pod: Pod) -> tuple:
+    """Mirrors byEvictionAndCreationTimestamp: evicted pods first, then oldest, then by name."""
+    evicted = pod.status.phase == "Failed" and pod.status.reason == "Evicted"
+    return (not evicted, pod.metadata.creation_timestamp, pod.metadata.namespace, pod.metadata.name)
 
 
 class PodGarbageCollector:
-    name = "pod-garbage-collector"
+    name = QUARANTINE_OWNER
+
+    def __init__(self, terminated_pod_gc_threshold: int | None = None) -> None:
+        # the module value is the command line's `--terminated-pod-gc-threshold`
+        self.threshold = TERMINATED_POD_GC_THRESHOLD if terminated_pod_gc_threshold is None else terminated_pod_gc_threshold
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectDeleted) and event.kind == "Node":
-            return [f"{ns}/{name}" for ns, name in sorted(cluster.pods_by_node.get(event.name, ()))]
+            return (QUARANTINE_PREFIX + event.name,) if cluster.pods_by_node.get(event.name) else ()
         if isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod):
-            node = event.object.spec.node_name
+            pod = event.object
+            keys = []
+            node = pod.spec.node_name
             if node and cluster.node(node) is None:
-                return (pod_key(event.object),)
+                keys.append(QUARANTINE_PREFIX + node)
+            if self.threshold > 0 and _is_terminated(pod) and len(cluster.objects["Pod"]) > self.threshold:
+                keys.append(TERMINATED_KEY)
+            return keys
         return ()
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
-        ns, name = split_key(key)
-        pod = cluster.pod(ns, name)
-        if pod is None or not pod.spec.node_name or cluster.node(pod.spec.node_name) is not None:
+        if key == TERMINATED_KEY:
+            return self._gc_terminated(cluster)
+        node = key.removeprefix(QUARANTINE_PREFIX)
+        if cluster.node(node) is not None:
             return []
+        pods = cluster.pods_on(node)
+        if not pods:
+            return []
+        pending = cluster.pending_timers(self.name, key)
+        due = cluster.quarantined.get(node) or (pending[0] if pending else None)
+        if due is None:  # mirrors gcOrphaned: nodeQueue.AddAfter(node, quarantineTime)
+            due = now + timedelta(seconds=QUARANTINE_SECONDS)
+            return [
+                cmd.SetTimer(
+                    key=key,
+                    due=due,
+                    reason="node-quarantined",
+                    message=f"{len(pods)} pods are bound to node {node}, which does not exist: PodGC looks again after its {QUARANTINE_SECONDS}s quarantine, at {due.isoformat()}",
+                )
+            ]
+        if due > now:
+            return []
+        out: list[cmd.Command] = []
+        for pod in pods:  # mirrors markFailedAndDeletePodWithCondition
+            if pod.status.phase not in ("Succeeded", "Failed"):
+                status = with_condition(
+                    replace(pod.status, phase="Failed"),
+                    "DisruptionTarget",
+                    "True",
+                    now,
+                    reason="DeletionByPodGC",
+                    message="PodGC: node no longer exists",
+                )
+                out.append(
+                    cmd.SetPodStatus(
+                        namespace=pod.metadata.namespace,
+                        name=pod.metadata.name,
+                        status=status,
+                        reason="node-deleted",
+                        message=f"node {node} no longer exists after PodGC's {QUARANTINE_SECONDS}s quarantine: the pod is marked Failed (DisruptionTarget: DeletionByPodGC)",
+                    )
+                )
+            out.append(
+                cmd.delete_of(
+                    pod,
+                    "node-deleted",
+                    f"node {node} no longer exists after PodGC's {QUARANTINE_SECONDS}s quarantine: PodGC force-deletes the orphaned pod",
+                    force=True,
+                )
+            )
+        return out
+
+    def _gc_terminated(self, cluster: Cluster) -> list[cmd.Command]:
+        """Mirrors gcTerminated: terminated pods above the threshold go, evicted and oldest first."""
+        if self.threshold <= 0:
+            return []
+        terminated = [p for p in cluster.list("Pod") if isinstance(p, Pod) and _is_terminated(p)]
+        excess = len(terminated) - self.threshold
+        if excess <= 0:
+            return []
+        # pods only waiting for their finalizers count, but are not deleted again
+        candidates = sorted(
+            (p for p in terminated if p.metadata.deletion_timestamp is None or not p.metadata.finalizers),
+            key=_eviction_and_creation_order,
+        )
         return [
             cmd.delete_of(
                 pod,
-                "node-deleted",
-                f"node {pod.spec.node_name} no longer exists: PodGC force-deletes the orphaned pod",
+                "terminated-pod-gc",
+                f"{len(terminated)} terminated pods exceed --terminated-pod-gc-threshold {self.threshold}: PodGC deletes the {excess} evicted or oldest",
                 force=True,
             )
+            for pod in candidates[:excess]
         ]
 
 
@@ -97,8 +187,10 @@ class TaintEvictionController:
         if pod is None or pod.metadata.deletion_timestamp is not None or not pod.spec.node_name:
             return []
         node = cluster.node(pod.spec.node_name)
+        if node is None:
+            return []  # mirrors handleNodeUpdate on a deleted node: nothing changes; PodGC takes over
         scheduled = cluster.evictions.get(key)
-        taint, seconds = _min_toleration(pod, node) if node is not None else (None, None)
+        taint, seconds = _min_toleration(pod, node)
         if taint is not None:
             message = f"node {pod.spec.node_name} has taint {taint} that the pod does not tolerate"
             return [_evict(pod, message)]

@@ -238,6 +238,9 @@ def statefulset_revisions(cluster: Cluster, sts: StatefulSet, revisions: list[Co
             )
         )
     else:
+        # mirrors NewControllerRevision: the hash label is computed once, with the collisionCount
+        # the set had; CreateControllerRevision's retries rename the clone but keep that label
+        label_hash = statefulset_revision_hash(data, collision_count)
         while True:
             hash_ = statefulset_revision_hash(data, collision_count)
             name = revision_name(sts, hash_)
@@ -254,7 +257,7 @@ def statefulset_revisions(cluster: Cluster, sts: StatefulSet, revisions: list[Co
                 metadata=ObjectMeta(
                     name=name,
                     namespace=sts.metadata.namespace,
-                    labels={**sts.spec.template.metadata.labels, HASH_LABEL: hash_},
+                    labels={**sts.spec.template.metadata.labels, HASH_LABEL: label_hash},
                     annotations=dict(sts.metadata.annotations),
                     owner_references=[owner_ref_to(sts)],
                 ),

@@ -8,8 +8,10 @@ Policy (the `kubelet` operation) applies to pods started from then on:
   (CrashLoopBackOff), as a real kubelet does: controllers' pods never fail because of an image;
 - an image in `neverReadyImages`: Running, never Ready;
 - otherwise Running, Ready `readyAfter` after it started (a recorded timer). In `recorded` mode
-nothing is started; only `pod-status` operations move pods. Terminating pods are confirmed gone
-at the same instant in both modes (no grace period is modelled).
+nothing is started; only `pod-status` operations move pods. In both modes a terminating pod is
+confirmed gone `stopAfter` after its deletion began (its containers' reaction to SIGTERM), or
+when its grace period runs out if that is sooner (SIGKILL); `stopAfter` 0 (the default) is at
+once.
 """
 
 from __future__ import annotations
@@ -75,17 +77,45 @@ class Kubelet:
         if pod.metadata.deletion_timestamp is not None:
             if pod.metadata.finalizers:
                 return []  # stopped; the API server keeps it until its finalizers are removed
+            grace = pod.metadata.deletion_grace_period_seconds or 0
+            stop = min(cluster.kubelet.stop_after_seconds, grace)
+            started = pod.metadata.deletion_timestamp - timedelta(seconds=grace)
+            due = started + timedelta(seconds=stop)
+            if due > now:
+                return [
+                    cmd.SetTimer(
+                        key=key,
+                        due=due,
+                        reason="stopping",
+                        message=(
+                            f"kubelet on {node} sent SIGTERM; its grace period of {grace}s runs out before stopAfter "
+                            f"{cluster.kubelet.stop_after_seconds:g}s: SIGKILL at {due.isoformat()}"
+                            if cluster.kubelet.stop_after_seconds > grace
+                            else f"kubelet on {node} sent SIGTERM; the containers stop after stopAfter {stop:g}s "
+                            f"(grace period {grace}s), at {due.isoformat()}"
+                        ),
+                    )
+                ]
+            killed = grace > 0 and cluster.kubelet.stop_after_seconds > grace
             return [
                 cmd.FinishDeletion(
                     namespace=ns,
                     name=name,
                     uid=pod.metadata.uid,
                     reason="pod-terminated",
-                    message=f"kubelet on {node} stopped the pod's containers; the pod is gone",
+                    message=(
+                        f"kubelet on {node} killed the pod's containers when its {grace}s grace period ran out; the pod is gone"
+                        if killed
+                        else f"kubelet on {node} stopped the pod's containers; the pod is gone"
+                    ),
                 )
             ]
         policy = cluster.kubelet
-        if policy.mode == "recorded" or cluster.node(node) is None:
+        if cluster.node(node) is None:
+            return []
+        if policy.mode == "recorded" and not (pod.status.phase == "Running" and (ns, name) in cluster.ready_at):
+            # a pod the simulated kubelet started before the switch still becomes Ready when
+            # its readyAfter runs out: its readiness was decided when it started
             return []
         images = [c.image for c in pod.spec.containers]
         status = pod.status

@@ -1,7 +1,7 @@
 """The simulated kube-scheduler: binds pods that have no node, deterministically.
 
 Filters mirror the default plugins that decide feasibility (NodeUnschedulable, NodeAffinity,
-TaintToleration, NodeResourcesFit's pod count); scoring is replaced by a total order: the node
+TaintToleration, NodePorts, NodeResourcesFit on pods, cpu, memory and extended resources); scoring is replaced by a total order: the node
 with the fewest pods, then by name.
 """
 
@@ -18,6 +18,7 @@ from engine.api.names import pod_key, split_key
 from engine.api.objects import Node, Pod, Taint, Toleration
 from engine.api.state import Cluster
 from engine.scheduling.nodeaffinity import pod_target_node, required_node_affinity_matches
+from engine.scheduling.resources import host_port_conflict, insufficient, pod_requests
 from engine.scheduling.tolerations import untolerated
 
 UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
@@ -32,21 +33,39 @@ def allocatable_pods(node: Node) -> int:
         return DEFAULT_MAX_PODS
 
 
-def unfit_reason(pod: Pod, node: Node, pods_on_node: int) -> str | None:
-    """Why `pod` cannot go to `node` (kube-scheduler's wording), or None if it fits."""
+def unfit_reasons(pod: Pod, node: Node, pods_on_node: int, cluster: Cluster | None = None) -> list[str]:
+    """Why `pod` cannot go to `node` (kube-scheduler's wording): the reasons of the first filter
+    plugin that rejects it, [] if it fits. Without `cluster` the pods already on the node are
+    not looked at (only their count)."""
     tolerations: list[Toleration] = pod.spec.tolerations
     if node.spec.unschedulable and untolerated([UNSCHEDULABLE_TAINT], tolerations, ("NoSchedule",)):
-        return "node(s) were unschedulable"  # mirrors nodeunschedulable.Filter
+        return ["node(s) were unschedulable"]  # mirrors nodeunschedulable.Filter
     if not required_node_affinity_matches(pod.spec, node):
-        return "node(s) didn't match Pod's node affinity/selector"  # mirrors nodeaffinity.Filter
+        return ["node(s) didn't match Pod's node affinity/selector"]  # mirrors nodeaffinity.Filter
     bad = untolerated(node.spec.taints, tolerations, ("NoSchedule", "NoExecute"))
     if bad:  # mirrors tainttoleration.Filter: the first untolerated taint is named
         t = bad[0]
         shown = f"{t.key}: {t.value}" if t.value else t.key
-        return f"node(s) had untolerated taint {{{shown}}}"
-    if pods_on_node >= allocatable_pods(node):
-        return "Too many pods"  # mirrors noderesources.Fit on the pods resource
-    return None
+        return [f"node(s) had untolerated taint {{{shown}}}"]
+    others: list[Pod] | None = None
+    if cluster is not None and (
+        any(p.host_port for c in pod.spec.containers for p in c.ports) or pod_requests(pod)
+    ):
+        me = (pod.metadata.namespace, pod.metadata.name)
+        others = [p for p in cluster.pods_on(node.metadata.name) if (p.metadata.namespace, p.metadata.name) != me]
+        if host_port_conflict(pod, others):  # mirrors nodeports.Filter
+            return ["node(s) didn't have free ports for the requested pod ports"]
+    # mirrors noderesources.Fit (fitsRequest): every resource short is a reason
+    reasons = ["Too many pods"] if pods_on_node >= allocatable_pods(node) else []
+    if others is not None:
+        reasons += insufficient(pod, node, others)
+    return reasons
+
+
+def unfit_reason(pod: Pod, node: Node, pods_on_node: int, cluster: Cluster | None = None) -> str | None:
+    """The first reason `pod` cannot go to `node`, or None if it fits."""
+    reasons = unfit_reasons(pod, node, pods_on_node, cluster)
+    return reasons[0] if reasons else None
 
 
 _COUNTED = re.compile(r"\d+ (.*)")
@@ -88,11 +107,11 @@ class Scheduler:
                     pod = cluster.pod(ns, name)
                     if pod is None:
                         continue
-                    reason = unfit_reason(pod, obj, count)
+                    reason = unfit_reason(pod, obj, count, cluster)
                     stated = stated_reasons(pod)
                     if reason is None or stated is None or reason not in stated:
                         keys.append(f"{ns}/{name}")
-                    elif old is not None and unfit_reason(pod, old, count) != reason:
+                    elif old is not None and unfit_reason(pod, old, count, cluster) != reason:
                         keys.append(f"{ns}/{name}")  # a reason it named may be gone now
                 return keys
         elif isinstance(event, ev.ObjectDeleted) and (
@@ -116,7 +135,7 @@ class Scheduler:
         ) if target else cluster.node_load
         for count, node_name in candidates:  # fewest pods first, then name
             node = cluster.node(node_name)
-            if node is not None and unfit_reason(pod, node, count) is None:
+            if node is not None and not unfit_reasons(pod, node, count, cluster):
                 return [
                     cmd.BindPod(
                         namespace=ns,
@@ -133,7 +152,8 @@ class Scheduler:
         for count, node_name in cluster.node_load:
             node = cluster.node(node_name)
             if node is not None:
-                reasons[unfit_reason(pod, node, count) or "fits"] += 1
+                for reason in unfit_reasons(pod, node, count, cluster) or ["fits"]:
+                    reasons[reason] += 1
         total = len(cluster.node_load)
         # mirrors FitError.Error: "N reason" strings sorted as strings
         detail = ", ".join(sorted(f"{n} {r}" for r, n in reasons.items()))

@@ -44,6 +44,13 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
         metavar="X.Y",
         help=f"The Kubernetes release whose controllers to imitate: {', '.join(KUBERNETES_VERSIONS)} (default: the one the store records, else {DEFAULT_KUBERNETES_VERSION}). Its Go types decide the names of ReplicaSets and DaemonSet revisions; the choice is recorded in the log",
     )
+    p.add_argument(
+        "--terminated-pod-gc-threshold",
+        type=int,
+        default=12500,
+        metavar="N",
+        help="As kube-controller-manager's flag: PodGC deletes terminated pods above N, evicted then oldest first; 0 turns it off (default 12500)",
+    )
     p.add_argument("--settle", default="1h", help="How much virtual time may pass after the last operation while timers still fire (default 1h)")
     add_progress(p)
     p.set_defaults(func=cmd_replay)
@@ -75,6 +82,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"--settle: {exc}", verb="replay") from None
     _set_feature_gates(args.feature_gates)
     kubernetes_version = _kubernetes_version(args.kubernetes_version)
+    if args.terminated_pod_gc_threshold < 0:
+        raise UsageError("--terminated-pod-gc-threshold: must be 0 or more", verb="replay")
+    import engine.controllers.evictions as podgc
+
+    podgc.TERMINATED_POD_GC_THRESHOLD = args.terminated_pod_gc_threshold
     source = args.history
     settle_until = None
     next_line = 0
@@ -102,7 +114,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 settle_until=settle_until,
                 wait=args.wait,
                 description=f"kreplay replay {source}",
-                salt=f"feature-gates={args.feature_gates}" + (";create-namespaces" if args.create_namespaces else ""),
+                salt=f"feature-gates={args.feature_gates}"
+                + (";create-namespaces" if args.create_namespaces else "")
+                + (f" terminated-pod-gc-threshold={args.terminated_pod_gc_threshold}" if args.terminated_pod_gc_threshold != 12500 else ""),
                 observe=bar,
                 create_namespaces=args.create_namespaces,
                 kubernetes_version=kubernetes_version,

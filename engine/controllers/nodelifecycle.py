@@ -1,0 +1,198 @@
+"""The node lifecycle controller's tainting, as kube-controller-manager's nodelifecycle.
+
+- NoSchedule (mirrors `doNoScheduleTaintingPass`): each node condition in
+  `nodeConditionToTaintKeyStatusMap` gets its taint (`Ready` False -> `not-ready`, Unknown ->
+  `unreachable`; `MemoryPressure`, `DiskPressure`, `PIDPressure`, `NetworkUnavailable` True ->
+  their `*-pressure` / `network-unavailable` taints), and `spec.unschedulable` the
+  `unschedulable` taint; condition taints that no longer apply are removed.
+- NoExecute (mirrors `processTaintBaseEviction` and `doNoExecuteTaintingPass`): Ready False ->
+  `not-ready:NoExecute`, Unknown -> `unreachable:NoExecute` (each swapped for the other), True ->
+  both removed (`markNodeAsReachable`). The taint eviction controller then evicts what does not
+  tolerate them (300 s for pods given DefaultTolerationSeconds' tolerations).
+- Zone disruption (mirrors `ComputeZoneState` and `handleDisruption`): when every node of every
+  zone is not Ready, nothing is NoExecute-tainted and existing such taints are removed
+  (`markAllNodesAsReachable`); a zone of at most 50 nodes (`--large-cluster-size-threshold`)
+  with more than 2 and at least 55% (`--unhealthy-zone-threshold`) of its nodes not Ready stops
+  new NoExecute taints (its eviction rate is 0).
+
+Choices: a node without a Ready condition counts as Ready (the simulated kubelets post it; the
+engine has no heartbeats, so `nodeStartupGracePeriod` and `nodeMonitorGracePeriod` are not
+modelled: a recorded `Ready=Unknown` is what the controller wrote after them). Taints are
+written at the instant the condition changes (upstream: at the next 5 s monitor pass, then at
+most one node a zone every 10 s by `--node-eviction-rate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from engine import commands as cmd
+from engine import events as ev
+from engine.api.objects import Node, Taint, replace
+from engine.api.state import Cluster
+
+NOT_READY = "node.kubernetes.io/not-ready"
+UNREACHABLE = "node.kubernetes.io/unreachable"
+UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+# mirrors nodeConditionToTaintKeyStatusMap
+CONDITION_TAINTS: dict[str, dict[str, str]] = {
+    "Ready": {"False": NOT_READY, "Unknown": UNREACHABLE},
+    "MemoryPressure": {"True": "node.kubernetes.io/memory-pressure"},
+    "DiskPressure": {"True": "node.kubernetes.io/disk-pressure"},
+    "NetworkUnavailable": {"True": "node.kubernetes.io/network-unavailable"},
+    "PIDPressure": {"True": "node.kubernetes.io/pid-pressure"},
+}
+CONDITION_TAINT_KEYS = frozenset(k for m in CONDITION_TAINTS.values() for k in m.values())
+
+LARGE_CLUSTER_THRESHOLD = 50  # --large-cluster-size-threshold
+UNHEALTHY_ZONE_THRESHOLD = 0.55  # --unhealthy-zone-threshold
+
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+
+
+def ready_status(node: Node) -> str:
+    """The node's Ready condition status; "True" when it has none (see the module's choices)."""
+    return next((c.status for c in node.status.conditions if c.type == "Ready"), "True")
+
+
+def zone_key(node: Node) -> str:
+    """Mirrors utilnode.GetZoneKey: region and zone labels, new names before the beta ones."""
+    labels = node.metadata.labels
+    region = next((labels[k] for k in REGION_LABELS if labels.get(k)), "")
+    zone = next((labels[k] for k in ZONE_LABELS if labels.get(k)), "")
+    return f"{region}:\x00:{zone}" if region or zone else ""
+
+
+def zone_state(ready: int, not_ready: int) -> str:
+    """Mirrors ComputeZoneState."""
+    if ready == 0 and not_ready > 0:
+        return "FullDisruption"
+    if not_ready > 2 and not_ready / (not_ready + ready) >= UNHEALTHY_ZONE_THRESHOLD:
+        return "PartialDisruption"
+    return "Normal"
+
+
+def zone_states(cluster: Cluster) -> dict[str, tuple[str, int]]:
+    """Every zone's (state, size)."""
+    counts: dict[str, list[int]] = {}
+    for obj in cluster.list("Node"):
+        if isinstance(obj, Node):
+            c = counts.setdefault(zone_key(obj), [0, 0])
+            c[0 if ready_status(obj) == "True" else 1] += 1
+    return {z: (zone_state(r, n), r + n) for z, (r, n) in counts.items()}
+
+
+def no_schedule_taints(node: Node) -> list[Taint]:
+    """The NoSchedule taints the node's conditions and spec call for (doNoScheduleTaintingPass)."""
+    taints = []
+    for condition in node.status.conditions:
+        key = CONDITION_TAINTS.get(condition.type, {}).get(condition.status)
+        if key:
+            taints.append(Taint(key=key, effect="NoSchedule"))
+    if node.spec.unschedulable:
+        taints.append(Taint(key=UNSCHEDULABLE, effect="NoSchedule"))
+    return taints
+
+
+def _managed_no_schedule(t: Taint) -> bool:
+    return t.effect == "NoSchedule" and (t.key == UNSCHEDULABLE or t.key in CONDITION_TAINT_KEYS)
+
+
+def _swap(taints: list[Taint], add: list[Taint], remove: list[Taint], now: datetime) -> list[Taint]:
+    """Mirrors SwapNodeControllerTaint: AddOrUpdateTaint (new ones appended, timeAdded now),
+    then RemoveTaintOffNode."""
+    def same(a: Taint, b: Taint) -> bool:
+        return (a.key, a.effect) == (b.key, b.effect)
+    out = [t for t in taints if not any(same(t, r) for r in remove)]
+    for t in add:
+        if not any(same(t, o) for o in out):
+            out.append(replace(t, time_added=now))
+    return out
+
+
+def _shown(taints: Iterable[Taint]) -> str:
+    return ", ".join(f"{t.key}:{t.effect}" for t in taints)
+
+
+class NodeLifecycleController:
+    name = "node-lifecycle-controller"
+
+    def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.ObjectEvent) and isinstance(event.object, Node):
+            node = event.object
+            keys = [node.metadata.name]
+            was = ready_status(before) if isinstance(before, Node) else "True"
+            if was != ready_status(node):
+                # a zone's state may have changed: the other nodes not Ready are looked at again
+                keys += [
+                    n.metadata.name
+                    for n in cluster.list("Node")
+                    if isinstance(n, Node) and ready_status(n) != "True"
+                ]
+            return keys
+        if isinstance(event, ev.ObjectDeleted) and event.kind == "Node":
+            return [
+                n.metadata.name
+                for n in cluster.list("Node")
+                if isinstance(n, Node) and ready_status(n) != "True"
+            ]
+        return ()
+
+    def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
+        node = cluster.node(key)
+        if node is None or node.metadata.deletion_timestamp is not None:
+            return []
+        out: list[cmd.Command] = []
+        taints = list(node.spec.taints)
+        # NoSchedule pass
+        want = no_schedule_taints(node)
+        have = [t for t in taints if _managed_no_schedule(t)]
+        add = [t for t in want if not any((t.key, t.effect) == (h.key, h.effect) for h in have)]
+        remove = [h for h in have if not any((t.key, t.effect) == (h.key, h.effect) for t in want)]
+        if add or remove:
+            taints = _swap(taints, add, remove, now)
+            node = replace(node, spec=replace(node.spec, taints=taints))
+            out.append(
+                cmd.UpdateObject(
+                    object=node,
+                    reason="node-condition-taints",
+                    message=_describe(add, remove, "its conditions and spec.unschedulable"),
+                )
+            )
+        # NoExecute pass
+        status = ready_status(node)
+        no_execute = [Taint(key=NOT_READY, effect="NoExecute"), Taint(key=UNREACHABLE, effect="NoExecute")]
+        want_key = {"False": NOT_READY, "Unknown": UNREACHABLE}.get(status)
+        why = f"Ready is {status}"
+        if want_key is not None:
+            states = zone_states(cluster)
+            state, size = states.get(zone_key(node), ("Normal", 1))
+            if all(s == "FullDisruption" for s, _ in states.values()):
+                want_key, why = None, "every node in every zone is not Ready (full disruption): evictions stop"
+            elif state == "PartialDisruption" and size <= LARGE_CLUSTER_THRESHOLD:
+                return out  # the zone's eviction rate is 0: no new taint, the present ones stay
+        present = [t for t in taints if t.effect == "NoExecute" and t.key in (NOT_READY, UNREACHABLE)]
+        add = [t for t in no_execute if t.key == want_key and not any(p.key == t.key for p in present)]
+        remove = [p for p in present if p.key != want_key]
+        if add or remove:
+            taints = _swap(taints, add, remove, now)
+            out.append(
+                cmd.UpdateObject(
+                    object=replace(node, spec=replace(node.spec, taints=taints)),
+                    reason="node-ready-taints",
+                    message=_describe(add, remove, why),
+                )
+            )
+        return out
+
+
+def _describe(add: list[Taint], remove: list[Taint], why: str) -> str:
+    parts = []
+    if add:
+        parts.append(f"taint {_shown(add)} added")
+    if remove:
+        parts.append(f"taint {_shown(remove)} removed")
+    return f"{'; '.join(parts)} ({why})"
