@@ -173,19 +173,21 @@ def _is_ds_pod(d: Decision) -> bool:
     return d.kind == "Pod" and d.owner.startswith("DaemonSet/") and d.key.startswith("node=")
 
 
-def _align_key(d: Decision) -> bytes:
-    if _is_ds_pod(d):
+def _align_key(d: Decision, strip_nodes: bool = True) -> bytes:
+    if strip_nodes and _is_ds_pod(d):
         d = msgspec.structs.replace(d, key="node=*")
     return encode_decision(d)
 
 
-def _bursts(items: list[tuple[Traced, Decision, float]], tolerance: float) -> list[tuple[Traced, Decision, float]]:
+def _bursts(
+    items: list[tuple[Traced, Decision, float]], tolerance: float, strip_nodes: bool = True
+) -> list[tuple[Traced, Decision, float]]:
     """Sort each burst (same action and kind, within `tolerance` of the burst's first) by key."""
     out: list[tuple[Traced, Decision, float]] = []
     burst: list[tuple[Traced, Decision, float]] = []
 
     def flush() -> None:
-        out.extend(sorted(burst, key=lambda x: _align_key(x[1])))
+        out.extend(sorted(burst, key=lambda x: _align_key(x[1], strip_nodes)))
         burst.clear()
 
     for item in items:
@@ -212,6 +214,7 @@ def _compare_owner(
     tolerance: float,
     burst_tolerance: float,
     latencies: list[float],
+    strip_nodes: bool = True,
 ) -> OwnerResult:
     result = OwnerResult(owner=owner, expected=len(expected), actual=len(actual))
     divergences: list[tuple[float, int, Divergence]] = []
@@ -231,8 +234,8 @@ def _compare_owner(
         exp.append((t, d, parse_at(t.at)))
     act = [(t, t.decision, parse_at(t.at)) for t in actual]
 
-    exp_actions = _bursts([x for x in exp if x[1].action != "status"], burst_tolerance)
-    act_actions = _bursts([x for x in act if x[1].action != "status"], 0.0)
+    exp_actions = _bursts([x for x in exp if x[1].action != "status"], burst_tolerance, strip_nodes)
+    act_actions = _bursts([x for x in act if x[1].action != "status"], 0.0, strip_nodes)
     act_nodes = Counter(encode_decision(x[1]) for x in act_actions if _is_ds_pod(x[1]))
 
     def matched(e: tuple[Traced, Decision, float], a: tuple[Traced, Decision, float]) -> None:
@@ -258,8 +261,8 @@ def _compare_owner(
         else:
             result.matched += 1
 
-    ek = [_align_key(x[1]) for x in exp_actions]
-    ak = [_align_key(x[1]) for x in act_actions]
+    ek = [_align_key(x[1], strip_nodes) for x in exp_actions]
+    ak = [_align_key(x[1], strip_nodes) for x in act_actions]
     matcher = difflib.SequenceMatcher(None, ek, ak, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -361,7 +364,8 @@ def compare(
     owners: Callable[[str], bool] | None = None,
 ) -> Comparison:
     """Compare owner by owner (every owner of either log, sorted). `expected_is_capture`: the
-    expected log's times are real (bursts span the tolerance); otherwise both are engine logs."""
+    expected log is a real cluster's (bursts span the tolerance, hash values and DaemonSet node
+    order are not modelled); otherwise both are engine logs and everything is compared."""
     mapping = hash_mapping(expected, actual) if expected_is_capture else {}
     latencies: list[float] = []
     results: list[OwnerResult] = []
@@ -378,6 +382,7 @@ def compare(
                 tolerance,
                 tolerance if expected_is_capture else 0.0,
                 latencies,
+                strip_nodes=expected_is_capture,
             )
         )
     return Comparison(owners=results, latencies=latencies, tolerance=tolerance)

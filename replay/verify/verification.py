@@ -209,7 +209,7 @@ def describe(d: Decision, fields: Sequence[str] = ()) -> str:
     """`create Pod node=node-1 hash=98d88b864`, `scale ReplicaSet revision=2 to 3`, `status
     updatedNumberScheduled=2 ...` (a status names the given fields, or all)."""
     if d.action == "status":
-        keys = [k for k in (fields or sorted(d.status)) if k in d.status]
+        keys = [k for k in (fields or sorted(d.status)) if k in d.status and (fields or d.status[k] != [])]
         return "status " + " ".join(f"{k}={_value(d.status[k])}" for k in keys)
     parts = [d.action, d.kind, d.key]
     if d.name:
