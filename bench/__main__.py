@@ -22,7 +22,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         action="append",
         metavar="NAME",
-        help=f"run only this scenario (repeatable): {', '.join(s.name for s in SCENARIOS)}, or startup (the CLI's start-up per verb)",
+        help=f"run only this scenario (repeatable): {', '.join(s.name for s in SCENARIOS)}, startup (the CLI's start-up per verb) or verify (kreplay verify's cost over a plain replay)",
     )
     parser.add_argument(
         "--scale",
@@ -44,12 +44,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    only = [name for name in (args.only or []) if name != "startup"]
+    only = [name for name in (args.only or []) if name not in ("startup", "verify")]
     with_startup = not args.only or "startup" in args.only
+    with_verify = not args.only or "verify" in args.only
     if args.only and not only:
-        from bench import startup
+        if with_verify:
+            from bench import verify_cost
 
-        print(startup.render(startup.measure(args.startup_repeat)).lstrip("\n"))
+            print(verify_cost.render(verify_cost.measure(args.scale, max(3, args.repeat))).lstrip("\n"))
+        if with_startup:
+            from bench import startup
+
+            print(startup.render(startup.measure(args.startup_repeat)))
         return 0
     try:
         scenarios = select(only or None)
@@ -71,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         load_average=os.getloadavg(),
     )
     print(render(results, args.scale, run))
+    if with_verify:
+        from bench import verify_cost
+
+        print(verify_cost.render(verify_cost.measure(args.scale, max(3, args.repeat))))
     if with_startup:
         from bench import startup
 

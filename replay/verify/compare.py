@@ -187,7 +187,9 @@ def _bursts(
     burst: list[tuple[Traced, Decision, float]] = []
 
     def flush() -> None:
-        out.extend(sorted(burst, key=lambda x: _align_key(x[1], strip_nodes)))
+        if len(burst) > 1:
+            burst.sort(key=lambda x: _align_key(x[1], strip_nodes))
+        out.extend(burst)
         burst.clear()
 
     for item in items:
@@ -263,8 +265,7 @@ def _compare_owner(
 
     ek = [_align_key(x[1], strip_nodes) for x in exp_actions]
     ak = [_align_key(x[1], strip_nodes) for x in act_actions]
-    matcher = difflib.SequenceMatcher(None, ek, ak, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in _opcodes(ek, ak):
         if tag == "equal":
             for k in range(i2 - i1):
                 matched(exp_actions[i1 + k], act_actions[j1 + k])
@@ -324,6 +325,31 @@ def _compare_owner(
     ordered = heads[:1] + sorted(heads[1:] + rest, key=lambda x: (x[0], x[1]))
     result.divergences = [d for _, _, d in ordered]
     return result
+
+
+def _opcodes(a: list[bytes], b: list[bytes]) -> list[tuple[str, int, int, int, int]]:
+    """SequenceMatcher's opcodes, with the common head and tail taken off first (the usual case
+    is two logs that agree almost everywhere; the matcher is quadratic on repeated items)."""
+    n = min(len(a), len(b))
+    head = 0
+    while head < n and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    out: list[tuple[str, int, int, int, int]] = []
+    if head:
+        out.append(("equal", 0, head, 0, head))
+    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if mid_a or mid_b:
+        if not mid_a or not mid_b:
+            out.append(("insert" if not mid_a else "delete", head, head + len(mid_a), head, head + len(mid_b)))
+        else:
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False).get_opcodes():
+                out.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
+    if tail:
+        out.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    return out
 
 
 def _lockstep(

@@ -17,11 +17,12 @@ from typing import Any
 import msgspec
 
 from engine import events as ev
+from engine.api.state import Cluster
 from engine.operations import AnyOperation
-from engine.store import EventStore
 from projections.audit_trail import entry_for
 from replay.outcome import (
     CONTROLLERS,
+    OUTCOME_VERSION,
     Header,
     OutcomeError,
     RecordedWrite,
@@ -30,7 +31,14 @@ from replay.outcome import (
 )
 from replay.verify import engine_options
 from replay.verify.compare import DEFAULT_TOLERANCE, NOT_MODELLED, Comparison, Divergence, compare
-from replay.verify.decisions import Decision, DecisionLog, Traced, from_events, from_outcome
+from replay.verify.decisions import (
+    Decision,
+    DecisionLog,
+    LeanWrite,
+    Traced,
+    from_events,
+    from_outcome,
+)
 from replay.why import format_event
 
 JSON_VERSION = 1
@@ -46,6 +54,7 @@ class Replayed(msgspec.Struct, kw_only=True):
     source: str
     operations: list[AnyOperation]
     events: list[ev.AnyEvent]
+    cluster: Cluster
     times: list[float] = msgspec.field(default_factory=list)  # each operation's time, in seconds
 
     def line_at(self, at: str) -> int:
@@ -65,28 +74,31 @@ def replay_history(
     settle: timedelta = timedelta(hours=1),
     operations: list[AnyOperation] | None = None,
 ) -> Replayed:
-    """Replay a history file into a private memory store (raises VerifyError for bad input)."""
-    from engine.loop import LoopError
+    """Replay a history in memory (raises VerifyError for bad input). The engine runs exactly
+    as `kreplay replay` runs it (each operation, then to rest within `settle` of virtual time),
+    so the events are those `replay` would append; they are kept in memory, not in a store,
+    since verify only reads them once."""
+    from engine.loop import Engine, LoopError
     from engine.operations import Rejected
     from replay.history import HistoryError, load_history, locate
-    from replay.session import run
 
     if operations is None:
         try:
             operations = load_history(path)
         except HistoryError as exc:
             raise VerifyError(f"error: {exc}") from None
-    store = EventStore("memory:")
     try:
         with engine_options.applied(options):
-            run(store, operations, settle_limit=settle, description=f"kreplay verify {path}")
+            engine = Engine(settle_limit=settle)
+            for operation in operations:
+                engine.run([operation])
+            if engine.now is not None:
+                engine.finish(bound=engine.now + settle)
     except Rejected as exc:
         raise VerifyError(f"error: {locate(exc, operations, str(path))}") from None
     except LoopError as exc:
         raise VerifyError(f"error: {path}: the engine could not replay it: {exc}") from None
-    events = list(store.read())
-    store.close()
-    return Replayed(source=str(path), operations=operations, events=events)
+    return Replayed(source=str(path), operations=operations, events=engine.take_events(), cluster=engine.cluster)
 
 
 def _known_objects(events: Sequence[ev.Event]) -> list[tuple[str, dict[str, Any]]]:
@@ -297,7 +309,7 @@ def divergence_json(d: Divergence, events: Sequence[ev.Event]) -> dict[str, Any]
 # --- verify ---------------------------------------------------------------------------------------
 
 
-def load_outcome(history: str | Path, outcome: str | Path | None) -> tuple[Path, Header, list[RecordedWrite]]:
+def load_outcome(history: str | Path, outcome: str | Path | None) -> tuple[Path, Header, list[LeanWrite]]:
     path = Path(outcome) if outcome else sidecar_path(history)
     if not path.exists():
         raise VerifyError(
@@ -305,13 +317,34 @@ def load_outcome(history: str | Path, outcome: str | Path | None) -> tuple[Path,
             f"the history; pass --outcome FILE if it lives elsewhere)"
         )
     try:
-        header, writes = read_outcome(path)
+        header, writes = read_outcome_lean(path)
     except OutcomeError as exc:
         raise VerifyError(f"error: {exc}") from None
-    return path, header, list(writes)
+    return path, header, writes
 
 
-def ignored_writes(writes: Sequence[RecordedWrite]) -> dict[str, int]:
+_LEAN = msgspec.json.Decoder(Header | LeanWrite)
+
+
+def read_outcome_lean(path: Path) -> tuple[Header, list[LeanWrite]]:
+    """The sidecar as `read_outcome` reads it, with only what decisions need of each body.
+    Anything the lean reading refuses is read again by `read_outcome`, whose error names the
+    line."""
+    try:
+        records = [_LEAN.decode(line) for line in path.read_bytes().splitlines() if line.strip()]
+    except (msgspec.DecodeError, OSError):
+        read_outcome(path)  # raises OutcomeError naming file and line
+        raise OutcomeError(f"{path}: not a recorded outcome") from None
+    if not records or not isinstance(records[0], Header) or records[0].outcome_version != OUTCOME_VERSION or any(
+        isinstance(r, Header) for r in records[1:]
+    ):
+        read_outcome(path)
+        raise OutcomeError(f"{path}: not a recorded outcome")
+    writes = [r for r in records[1:] if isinstance(r, LeanWrite)]
+    return records[0], writes
+
+
+def ignored_writes(writes: Sequence[RecordedWrite] | Sequence[LeanWrite]) -> dict[str, int]:
     """Recorded writes that are no decision, counted by why."""
     from replay.verify.decisions import _WATCHED  # the kinds a decision is about
 
