@@ -161,3 +161,50 @@ def test_rollout_status_watch_at_the_end_prints_once(capsys: pytest.CaptureFixtu
     url, _ = article
     code, out, _ = kreplay(capsys, "rollout", "status", *DS, "--store", url, "--watch")
     assert (code, out) == (0, 'daemon set "fluentd-elasticsearch" successfully rolled out\n')
+
+
+# --- why of a workload ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = f"sqlite:{tmp_path_factory.mktemp('why') / 'web.db'}"
+    assert main(["replay", str(EXAMPLES / "web-app-deployment.jsonl"), "--store", url]) == 0
+    return url
+
+
+def _why_json(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, object]]:
+    code, out, err = kreplay(capsys, "why", *args, "-o", "json")
+    assert code == 0, err
+    steps: list[dict[str, object]] = json.loads(out)["steps"]
+    return steps
+
+
+def test_why_of_a_deployment_includes_its_scalingreplicaset_steps_on_the_replicasets(capsys: pytest.CaptureFixture[str], web: str) -> None:
+    steps = _why_json(capsys, "deploy/web-app", "--store", web)
+    on_rs = [s for s in steps if s["kind"] == "ReplicaSet"]
+    assert on_rs and all(s["by"] == "deployment-controller" for s in on_rs)
+    assert {"new-replica-set", "scale-up", "scale-down"} <= {s["reason"] for s in on_rs}
+    assert any(str(s["message"]).startswith("ScalingReplicaSet: Scaled down replica set web-app-65c67c478c to 2 from 3") for s in on_rs)
+    positions = [s["position"] for s in steps]
+    assert positions == sorted(positions)
+
+
+def test_why_folds_a_workloads_status_only_writes_into_one_step(capsys: pytest.CaptureFixture[str], web: str) -> None:
+    steps = _why_json(capsys, "deploy/web-app", "--store", web)
+    own_status = [(a, b) for a, b in zip(steps, steps[1:], strict=False) if a["type"] == b["type"] == "StatusUpdated" and a["kind"] == b["kind"] == "Deployment"]
+    assert own_status == []
+    folded = [s for s in steps if "folded" in s]
+    assert folded and all(s["folded"]["count"] > 1 and s["folded"]["firstPosition"] < s["position"] for s in folded)  # type: ignore[index, operator]
+    code, out, _ = kreplay(capsys, "why", "deploy/web-app", "--store", web)
+    assert re.search(r"^#\d+-#\d+  \S+  status updated by deployment-controller \(x\d+, the last shown\)$", out, re.M)
+
+
+def test_why_reason_and_tail_select_steps(capsys: pytest.CaptureFixture[str], web: str) -> None:
+    every = _why_json(capsys, "deploy/web-app", "--store", web)
+    downs = _why_json(capsys, "deploy/web-app", "--store", web, "--reason", "scale-down,scale-up")
+    assert downs and {s["reason"] for s in downs} == {"scale-down", "scale-up"}
+    assert downs == [s for s in every if s["reason"] in ("scale-down", "scale-up")]
+    assert _why_json(capsys, "deploy/web-app", "--store", web, "--tail", "3") == every[-3:]
+    code, _, err = kreplay(capsys, "why", "deploy/web-app", "--store", web, "--tail", "-1")
+    assert code == 2 and "--tail" in err
