@@ -44,7 +44,7 @@ def _subject(e: Entry) -> str:
 def format_event(e: Entry, now: datetime | None, *, with_position: bool = False) -> str:
     """One line: `#12 2026-11-20T10:00:00Z scheduled pod default/web by default-scheduler ...`."""
     head = f"#{e.position} " if with_position else ""
-    source = f" (line {e.line})" if e.line else ""
+    source = f" (line {e.line}{f', from {esc(e.source)}' if e.source else ''})" if e.line else ""
     why = f" [{esc(e.reason)}]" if e.reason else ""
     text = f": {esc(e.message)}" if e.message else ""
     cause = f" <- #{e.trigger}" if e.trigger else ""
@@ -180,6 +180,8 @@ def explain(
     for step in chosen:
         e = step.entry
         source = f", line {e.line} of the history" if e.line else ""
+        if e.source:
+            source += f" (imported from {esc(e.source)})"
         about = "" if (e.kind, e.namespace, e.name) == (kind, namespace, name) else f" {_subject(e)}"
         positions = f"#{step.first}-#{e.position}" if step.count > 1 else f"#{e.position}"
         times = f" (x{step.count}, the last shown)" if step.count > 1 else ""
@@ -194,7 +196,7 @@ def explain(
         if cause is not None:
             cause_text = f"#{cause.position} {VERBS.get(cause.type, cause.type)} {_subject(cause)} by {esc(cause.by) or '-'}"
             if cause.line:
-                cause_text += f" (line {cause.line})"
+                cause_text += f" (line {cause.line}{f', from {esc(cause.source)}' if cause.source else ''})"
             if cause.message:
                 cause_text += f": {esc(cause.message)}"
             lines.append(f"    because: {cause_text}")

@@ -119,8 +119,12 @@ def _pods_only(store: object, request: object) -> object:
     pod's description costs what its history costs, not the log's length."""
     from projections import cluster_state
     from replay.cli import resources
+    from replay.cli.common import UserError
 
-    selection = resources.parse(request, verb="describe")  # type: ignore[arg-type]
+    try:
+        selection = resources.parse(request, verb="describe")  # type: ignore[arg-type]
+    except UserError:
+        return None  # a custom kind's name, say: the whole cluster resolves it
     pairs = selection.tuples or [(k, n) for k in selection.types for n in selection.names]
     if not pairs or any(kind != "Pod" for kind, _ in pairs) or getattr(request, "selector", ""):
         return None
