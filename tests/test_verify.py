@@ -127,7 +127,7 @@ def test_json_output_follows_the_documented_schema(capsys: pytest.CaptureFixture
     assert code == 1
     doc = json.loads(out)
     assert doc["kind"] == "Verification" and doc["version"] == 1 and doc["agrees"] is False
-    assert set(doc["totals"]) == {"recorded", "engine", "matched", "notModelled", "divergences", "agreement"}
+    assert set(doc["totals"]) == {"recorded", "engine", "matched", "notModelled", "unobserved", "divergences", "agreement"}
     (owner,) = doc["owners"]
     first = owner["firstDivergence"]
     assert first["what"] == "different"

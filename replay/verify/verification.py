@@ -142,6 +142,7 @@ class Verification(msgspec.Struct, kw_only=True):
                 "engine": totals["actual"],
                 "matched": totals["matched"],
                 "notModelled": totals["notModelled"],
+                "unobserved": totals["unobserved"],
                 "divergences": totals["divergences"],
                 "agreement": round(totals["matched"] / totals["expected"], 6) if totals["expected"] else 1.0,
             },
@@ -157,6 +158,7 @@ class Verification(msgspec.Struct, kw_only=True):
                     "engine": o.actual,
                     "matched": o.matched,
                     "notModelled": o.not_modelled,
+                    "unobserved": o.unobserved,
                     "divergences": len(o.divergences),
                     "agreement": round(o.agreement, 6),
                     "firstDivergence": divergence_json(o.first, self.events) if o.first else None,
@@ -202,6 +204,19 @@ class Verification(msgspec.Struct, kw_only=True):
             )
         for what, n in c.notes().items():
             lines.append(f"not modelled ({n} decisions): {NOT_MODELLED.get(what, what)}")
+        if t["unobserved"]:
+            lines.append(
+                f"unobserved ({t['unobserved']} engine decisions): of kinds this {self.header.format or ''} capture "
+                f"cannot show, so not compared"
+            )
+        for why, n in self.ignored.items():
+            lines.append(f"recorded writes that are no decision ({n}): {why}")
+        if self.header.inferred:
+            lines.append(
+                f"inferred by the import ({len(self.header.inferred)} objects): "
+                + "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(self.header.inferred.items())[:3])
+                + (" ..." if len(self.header.inferred) > 3 else "")
+            )
         for o in diverging:
             shown = o.divergences if all_divergences else o.divergences[:1]
             for i, d in enumerate(shown):
@@ -357,9 +372,45 @@ def ignored_writes(writes: Sequence[RecordedWrite] | Sequence[LeanWrite]) -> dic
             why = f"not a workload controller ({w.controller})"
         elif w.kind not in _WATCHED:
             why = f"kind not compared ({w.kind})"
+        elif w.object is None and w.verb not in ("create", "delete"):
+            why = "a status or update write without a body (a Metadata-level audit log): what it wrote is not recorded"
         if why:
             out[why] = out.get(why, 0) + 1
     return dict(sorted(out.items()))
+
+
+def _observed(header: Header, writes: Sequence[RecordedWrite] | Sequence[LeanWrite], recorded: DecisionLog) -> frozenset[tuple[str, str]] | None:
+    """What the capture can show of the controllers' actions: everything for an audit log whose
+    controller writes all have bodies; else only the kinds of action it did record (a watch
+    stream does not say who deleted a pod; a Metadata-level audit log has no names for
+    generated pods)."""
+    from replay.verify.decisions import _WATCHED
+
+    compared = [w for w in writes if w.applied and w.controller in CONTROLLERS and w.kind in _WATCHED]
+    if header.format in ("audit", "engine", "") and all(w.object is not None or w.verb == "delete" for w in compared) and not recorded.unattributed:
+        return None
+    return frozenset((t.decision.action, t.decision.kind) for t in recorded)
+
+
+def _capture(path: str | Path) -> tuple[list[AnyOperation], Header, list[RecordedWrite]] | None:
+    """A raw capture (audit log, watch stream, SimKube trace, snapshot) imported in memory, as
+    `kreplay import` would write it; None if the file is not one."""
+    from replay.history import HistoryError, parse_lines
+    from replay.importers import CaptureError, import_captures
+    from replay.importers.common import encode_line
+
+    try:
+        result = import_captures([str(path)])
+    except CaptureError:
+        return None
+    name = f"{path} (imported)"
+    try:
+        operations = parse_lines(((n, encode_line(line)) for n, line in enumerate(result.lines, 1)), source=name)
+    except HistoryError as exc:
+        raise VerifyError(f"error: {exc}") from None
+    header = Header(history=name, sources=list(result.sources), format=result.format,
+                    inferred=dict(result.inferred), times=result.times)
+    return operations, header, list(result.writes)
 
 
 def verify(
@@ -370,12 +421,46 @@ def verify(
     options: Sequence[str] = (),
     settle: timedelta = timedelta(hours=1),
 ) -> Verification:
-    """Replay `history` and compare the engine's decisions with its recorded outcome."""
-    path, header, writes = load_outcome(history, outcome)
-    replayed = replay_history(history, options=options, settle=settle)
+    """Replay `history` and compare the engine's decisions with its recorded outcome. `history`
+    may also be a raw capture without a sidecar: it is imported in memory first."""
+    operations = None
+    if outcome is None and not sidecar_path(history).exists() and Path(history).is_file():
+        from replay.history import HistoryError, load_history
+
+        try:
+            load_history(history)
+        except HistoryError as exc:
+            captured = _capture(history)
+            if captured is None:
+                raise VerifyError(
+                    f"error: {exc} (and it is no capture kreplay import reads; a history needs its recorded outcome "
+                    f"{sidecar_path(history).name} beside it)"
+                ) from None
+            operations, header, writes = captured
+            path: Path | str = f"{history} (imported in memory)"
+    if operations is None:
+        from replay.history import HistoryError, load_history
+
+        path, header, writes = load_outcome(history, outcome)  # type: ignore[assignment]
+        try:
+            operations = load_history(history)
+        except HistoryError as exc:
+            raise VerifyError(f"error: {exc}") from None
+    compared = [w for w in writes if w.applied and w.controller in CONTROLLERS]
+    if not compared:
+        fmt = f" ({header.format} capture)" if header.format else ""
+        raise VerifyError(
+            f"error: {path}: the recorded outcome{fmt} holds no applied write by a controller kreplay models, "
+            f"so there is nothing to verify the engine's decisions against"
+        )
+    replayed = replay_history(history, options=options, settle=settle, operations=operations)
     engine_log = from_events(replayed.events)
-    recorded = from_outcome(writes, known=_known_objects(replayed.events), line_at=replayed.line_at)
-    comparison = compare(recorded, engine_log, tolerance=tolerance)
+    recorded = from_outcome(writes, known=_known_objects(replayed.events), line_at=replayed.line_at,
+                            deleter_unknown=header.format == "watch")
+    comparison = compare(recorded, engine_log, tolerance=tolerance, observed=_observed(header, writes, recorded))
+    ignored = ignored_writes(writes)
+    if recorded.unattributed:
+        ignored["no body and no role to infer (e.g. a generated pod name a Metadata-level audit log does not hold)"] = recorded.unattributed
     return Verification(
         history=str(history),
         outcome=str(path),
@@ -383,7 +468,7 @@ def verify(
         comparison=comparison,
         options=list(options),
         events=replayed.events,
-        ignored=ignored_writes(writes),
+        ignored=dict(sorted(ignored.items())),
     )
 
 
