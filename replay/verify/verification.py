@@ -296,6 +296,11 @@ def explain(d: Divergence, events: Sequence[ev.Event], *, expected_name: str, ac
             out.append(f"{'because:':<{width}} {format_event(entry_for(cause), None, with_position=True)}")
     else:
         out.append(f"{actual_name + ':':<{width}} nothing" + (" (no such decision at all)" if d.what == "missing" else ""))
+    p = d.previous
+    if p is not None and (p.reason or p.message):
+        label = "last agreed:" if actual_name == "engine did" else "before that:"
+        out.append(f"{label:<{width}} {describe(p.decision)} ({_where(p)})")
+        out.append(f"{'':<{width}}   [{p.reason}] {p.message}".rstrip())
     return out
 
 
@@ -318,6 +323,7 @@ def divergence_json(d: Divergence, events: Sequence[ev.Event]) -> dict[str, Any]
         "fields": d.fields,
         "recorded": traced_json(d.expected, events),
         "engine": traced_json(d.actual, events),
+        "engineBefore": traced_json(d.previous, events),
     }
 
 

@@ -7,7 +7,7 @@ import argparse
 
 from replay.cli.common import Parents, Subparsers
 
-DESCRIPTION = """Replay a history in memory (the store is not touched) and compare, owner by owner, the engine's decisions with the recorded outcome beside it (HISTORY.outcome.jsonl, written by `kreplay import`): pods, ReplicaSets, ControllerRevisions and claims created and deleted, ReplicaSet scalings, revisions and hash labels, rollout status.
+DESCRIPTION = """Replay a history in memory (the store is not touched) and compare, owner by owner, the engine's decisions with the recorded outcome beside it (HISTORY.outcome.jsonl, written by `kreplay import`): pods, ReplicaSets, ControllerRevisions and claims created and deleted, ReplicaSet scalings, revisions and hash labels, rollout status. A raw capture (audit log, watch stream, SimKube trace, snapshot) is imported in memory first.
 
  Decisions are matched by role (a StatefulSet pod by ordinal, a DaemonSet pod by node, a Deployment's ReplicaSet and its pods by revision), in order; instants are compared within --time-tolerance. For each owner it prints the agreement and the first divergence: what the capture recorded, what the engine did instead, where both came from and the engine's reason. What the README lists as not modelled is counted apart, never as agreement.
 
@@ -17,7 +17,10 @@ EXAMPLES = """  # Verify an imported capture (web.jsonl with web.outcome.jsonl b
   kreplay verify web.jsonl
 
   # The same, as JSON (schema in the README), with every divergence
-  kreplay verify web.jsonl -o json
+  kreplay verify web.jsonl -o json --all
+
+  # A raw capture, imported in memory
+  kreplay verify audit.log
 
   # A sidecar kept elsewhere, and a looser time tolerance
   kreplay verify web.jsonl --outcome captures/web.outcome.jsonl --time-tolerance 30s"""
