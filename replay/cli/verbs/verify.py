@@ -30,6 +30,7 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser("verify", help="Compare a replay's decisions with what the real controllers did", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay verify HISTORY.jsonl [--outcome FILE] [--time-tolerance DURATION] [-o json] [options]")
     p.add_argument("history", metavar="HISTORY")
     p.add_argument("--outcome", default="", metavar="FILE", help="The recorded outcome (default: HISTORY.outcome.jsonl beside the history)")
+    p.add_argument("--from", dest="from_", default="", metavar="FORMAT", help="HISTORY is a capture in this format (audit, watch, simkube, snapshot), imported in memory (default: a file without a sidecar is imported if its first bytes tell a format)")
     p.add_argument("--time-tolerance", default="5s", metavar="DURATION", help="How far apart in time a recorded decision and the engine's may be (default 5s)")
     p.add_argument("--settle", default="1h", help="Virtual time the replay may run after the last operation (default 1h)")
     p.add_argument("-o", "--output", default="", choices=["", "json"], help="Output format: the summary (default) or json")
@@ -59,9 +60,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
         engine_options.parse(args.engine_option)
     except engine_options.OptionError as exc:
         raise UsageError(str(exc), verb="verify") from None
+    from replay.importers import FORMATS
+
+    if args.from_ and args.from_ not in FORMATS:
+        raise UsageError(f'invalid argument "{args.from_}" for "--from" flag: expected one of {", ".join(FORMATS)}', verb="verify")
     try:
         result = verify(args.history, outcome=args.outcome or None, tolerance=tolerance,
-                        options=args.engine_option, settle=settle)
+                        options=args.engine_option, settle=settle, capture_format=args.from_)
     except VerifyError as exc:
         raise UserError(str(exc)) from None
     if args.output == "json":
