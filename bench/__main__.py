@@ -22,7 +22,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         action="append",
         metavar="NAME",
-        help=f"run only this scenario (repeatable): {', '.join(s.name for s in SCENARIOS)}, startup (the CLI's start-up per verb) or import (kreplay import against a msgspec decode)",
+        help=f"run only this scenario (repeatable): {', '.join(s.name for s in SCENARIOS)}, startup (the CLI's start-up per verb), import (kreplay import against a msgspec decode) or verify (kreplay verify's cost over a plain replay)",
     )
     parser.add_argument(
         "--scale",
@@ -45,14 +45,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    only = [name for name in (args.only or []) if name not in ("startup", "import")]
+    only = [name for name in (args.only or []) if name not in ("startup", "import", "verify")]
     with_startup = not args.only or "startup" in args.only
     with_import = not args.only or "import" in args.only
+    with_verify = not args.only or "verify" in args.only
     if args.only and not only:
         if with_import:
             from bench import importing
 
             print(importing.render(importing.measure(args.import_mb)).lstrip("\n"))
+        if with_verify:
+            from bench import verify_cost
+
+            print(verify_cost.render(verify_cost.measure(args.scale, max(3, args.repeat))).lstrip("\n"))
         if with_startup:
             from bench import startup
 
@@ -82,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import importing
 
         print(importing.render(importing.measure(args.import_mb if args.scale == "full" else min(args.import_mb, 2.0))))
+    if with_verify:
+        from bench import verify_cost
+
+        print(verify_cost.render(verify_cost.measure(args.scale, max(3, args.repeat))))
     if with_startup:
         from bench import startup
 

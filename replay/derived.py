@@ -239,10 +239,11 @@ def _kubelet_events(rec: _Recorder, e: ev.ObjectEvent, pod: Pod) -> None:
 
 
 def events(cluster: Cluster, store: Any) -> list[dict[str, Any]]:
-    """The derived Events of a store's whole log."""
+    """The derived Events of a store's log up to the cluster's position (the whole log at the
+    head; a cluster read `--at` an earlier time sees only what had happened by then)."""
     if store is None:
         return []
-    return derive_events(store.read(after=0))
+    return derive_events(store.read(after=0, upto=cluster.position or None))
 
 
 def events_about(all_events: Iterable[dict[str, Any]], obj: KubeObject) -> list[dict[str, Any]]:
