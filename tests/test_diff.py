@@ -67,7 +67,7 @@ def test_the_text_reads_summary_first_then_the_end_state_then_timelines(capsys: 
     assert summary < end < first < timeline
     assert "  line 6                                      30s | 20s         1 | 2" in out
     assert "    spec.updateStrategy.rollingUpdate.maxUnavailable: 1 -> 2" in out
-    assert "    + 2026-11-20T10:05:00Z delete Pod node=node-1 hash=bfbb78f5" in out
+    assert "    + 2026-11-20T10:05:00Z delete Pod node=node-1 hash=7f87bf66fd" in out
 
 
 def test_a_store_and_the_history_it_was_replayed_from_are_the_same(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -185,7 +185,7 @@ def test_why_of_a_deployment_includes_its_scalingreplicaset_steps_on_the_replica
     on_rs = [s for s in steps if s["kind"] == "ReplicaSet"]
     assert on_rs and all(s["by"] == "deployment-controller" for s in on_rs)
     assert {"new-replica-set", "scale-up", "scale-down"} <= {s["reason"] for s in on_rs}
-    assert any(str(s["message"]).startswith("ScalingReplicaSet: Scaled down replica set web-app-65c67c478c to 2 from 3") for s in on_rs)
+    assert any(str(s["message"]).startswith("ScalingReplicaSet: Scaled down replica set web-app-845f4c874c to 2 from 3") for s in on_rs)
     positions = [s["position"] for s in steps]
     assert positions == sorted(positions)
 

@@ -31,7 +31,7 @@ def test_a_seed_capture_verifies_completely(capture: str) -> None:
     result = verify(CAPTURES / capture)
     totals = result.to_json()["totals"]
     assert result.agrees, result.text()
-    assert totals["recorded"] > 30 and totals["matched"] == totals["recorded"]
+    assert totals["recorded"] > 20 and totals["matched"] == totals["recorded"]
     # written from kreplay's replay, the capture's times are the engine's plus the synthesizer's
     # microsecond steps: far inside any tolerance
     assert result.comparison.latency()["max"] < 0.001

@@ -371,7 +371,7 @@ class DaemonSetIndex:
         `budget` of them (in node order) are read."""
         desired = entry.counts[0]
         ru = ds.spec.update_strategy.rolling_update
-        max_unavailable = d.scaled(ru.max_unavailable if ru else 1, desired, True)
+        max_unavailable = d.scaled(ru.max_unavailable if ru else 1, desired, d.MAX_UNAVAILABLE_ROUND_UP)
         if desired > 0 and max_unavailable == 0:
             max_unavailable = 1
         unavailable = entry.unavailable

@@ -33,8 +33,9 @@ from replay.verify.decisions import Decision, DecisionLog, Traced, encode_decisi
 DEFAULT_TOLERANCE = 5.0  # seconds; see README "Verifying a replay"
 
 NOT_MODELLED = {
-    "hash-value": "DaemonSet and Deployment template hashes are not upstream's values (README: DaemonSet "
-    "controller, Choices); decisions are compared by the revision the hash names",
+    "hash-value": "DaemonSet and Deployment template hashes differ from the capture's: its cluster ran another "
+    "Kubernetes release than --kubernetes-version (the Go types change the hash) or defaulted a field the engine "
+    "does not (README: Names are a real cluster's); decisions are compared by the revision the hash names",
     "daemonset-node-order": "which node a DaemonSet rolling update takes next is arbitrary upstream (a Go map "
     "walk); the engine walks nodes by name (README: DaemonSet controller, Choices)",
     "not-recorded": "the capture does not hold some fields of these writes (a Metadata-level audit log has no "
