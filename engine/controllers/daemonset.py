@@ -46,6 +46,10 @@ from engine.scheduling.nodeaffinity import (
 from engine.scheduling.tolerations import untolerated, with_daemon_tolerations
 
 NAME = "daemonset-controller"
+# maxUnavailable is rounded up, as upstream (intstr.GetScaledValueFromIntOrPercent(..., true));
+# `kreplay verify --engine-option daemonset-max-unavailable-rounding=down` flips it to make the
+# engine diverge on purpose (a test of verify itself, never a model of Kubernetes)
+MAX_UNAVAILABLE_ROUND_UP = True
 BURST_REPLICAS = 250  # mirrors BurstReplicas in daemon_controller.go
 BACKOFF_INITIAL = 1.0  # kube-controller-manager's failedPodsBackoff: 1s doubling to 15m
 BACKOFF_MAX = 900.0
@@ -413,7 +417,7 @@ def _rolling_update(
     desired = len(desired_nodes)
     entries = {**{n: [] for n in desired_nodes}, **node_pods}
     ru = ds.spec.update_strategy.rolling_update
-    max_unavailable = scaled(ru.max_unavailable if ru else 1, desired, True)
+    max_unavailable = scaled(ru.max_unavailable if ru else 1, desired, MAX_UNAVAILABLE_ROUND_UP)
     max_surge = scaled(ru.max_surge if ru else 0, desired, True)
     if desired > 0 and max_unavailable == 0 and max_surge == 0:
         max_unavailable = 1

@@ -64,6 +64,8 @@ VERBS = (
     Verb("replay", "replay", REPLAY, "Replay a history file and run the controllers to rest"),
     Verb("advance", "advance", REPLAY, "Move virtual time forward so that due timers fire"),
     Verb("log", "log", REPLAY, "Print the event log, one event a line"),
+    Verb("verify", "verify", REPLAY, "Compare a replay's decisions with what the real controllers did"),
+    Verb("diff", "diff", REPLAY, "Compare two runs: end state, decisions per owner, rollout summary"),
     Verb("why", "why", REPLAY, "Explain the decisions that created, changed or deleted an object"),
     Verb("fsck", "fsck", REPLAY, "Verify the store's hash chain, positions and snapshots"),
     Verb("report", "report", REPLAY, "Write a rollout report: timeline, budget and decisions (HTML, Markdown or JSON)"),

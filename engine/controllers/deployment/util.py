@@ -28,6 +28,10 @@ from engine.api.objects import (
 HASH_LABEL = "pod-template-hash"  # apps.DefaultDeploymentUniqueLabelKey
 REVISION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
+# maxUnavailable is rounded down, as upstream's ResolveFenceposts; `kreplay verify --engine-option
+# deployment-max-unavailable-rounding=up` flips it to make the engine diverge on purpose (a test
+# of verify itself, never a model of Kubernetes)
+MAX_UNAVAILABLE_ROUND_UP = False
 DESIRED_REPLICAS = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 ROLLBACK_TO = "deprecated.deployment.rollback.to"  # apps.DeprecatedRollbackTo
@@ -70,7 +74,7 @@ def replicas(obj: Deployment | ReplicaSet) -> int:
 def resolve_fenceposts(max_surge: IntOrString | None, max_unavailable: IntOrString | None, desired: int) -> tuple[int, int]:
     """Mirrors ResolveFenceposts: surge rounds up, unavailable down; 0/0 means unavailable 1."""
     surge = scaled_value(0 if max_surge is None else max_surge, desired, True)
-    unavailable = scaled_value(0 if max_unavailable is None else max_unavailable, desired, False)
+    unavailable = scaled_value(0 if max_unavailable is None else max_unavailable, desired, MAX_UNAVAILABLE_ROUND_UP)
     if surge == 0 and unavailable == 0:
         unavailable = 1
     return surge, unavailable
