@@ -102,17 +102,21 @@ def test_an_engine_change_fails_the_golden_test_with_the_divergence_and_update_a
     failed.assert_outcomes(failed=1, passed=1)  # the DaemonSet does not use that rounding
     out = failed.stdout.str()
     failed.stdout.fnmatch_lines([
-        "*web.kreplay.jsonl: * of * owners diverge from web.kreplay.golden.jsonl",
-        "Deployment/default/web-app: first divergence at decision *",
+        "web.kreplay.jsonl: the decisions differ from web.kreplay.golden.jsonl for * of * owners*",
+        "first divergence, Deployment/default/web-app*",
+        "  what *",
         "  golden: *",
-        "  engine: *",
-        "  engine's reason: *",
+        "  engine*",
+        "*history line 5*",  # the `set image` line the rollout came from
+        "  reason: *",
+        "  because: *",
+        "(pytest --kreplay-update rewrites the golden if the change is intended)",
     ])
     assert "Traceback" not in out and "plugin.py" not in out and "checking.py" not in out
-    assert "aligned context" not in out
+    assert "aligned decisions" not in out
 
     verbose = pytester.runpytest_subprocess("-v")
-    verbose.stdout.fnmatch_lines(["*aligned context (golden | engine):*", "  != *"])
+    verbose.stdout.fnmatch_lines(["*aligned decisions (* of *; = both, - only golden, + only engine*", "    = *"])
 
     pytester.runpytest_subprocess("--kreplay-update").assert_outcomes(passed=2)
     assert (pytester.path / "web.kreplay.golden.jsonl").read_bytes() != golden_before
@@ -215,3 +219,42 @@ def test_the_kreplay_cluster_fixture_replays_and_answers_the_common_questions(py
     ])
     # the fixture resolves a relative path against the test file when the current directory lacks it
     assert "test_a_path_beside_the_test PASSED" in pytester.runpytest("tests/test_rollouts.py", "-v", "-k", "beside").stdout.str()
+
+
+def _write_outcome_of_engine(history: Path) -> Path:
+    """A recorded outcome as `kreplay import` would write it, made from the engine's own run
+    (verify's `from_engine_as_outcome`), so the history verifies until the engine changes."""
+    from replay.outcome import Header, sidecar_path, write_outcome
+    from replay.verify.decisions import from_engine_as_outcome
+    from replay.verify.verification import replay_history
+
+    sidecar = sidecar_path(history)
+    write_outcome(sidecar, Header(history=history.name, format="engine"), from_engine_as_outcome(replay_history(history).events))
+    return sidecar
+
+
+def test_a_history_with_a_recorded_outcome_and_no_golden_is_verified_against_it(pytester: pytest.Pytester) -> None:
+    history = _copy(pytester, "web-app-deployment.jsonl", "web.kreplay.jsonl")
+    sidecar = _write_outcome_of_engine(history)
+    assert sidecar.name == "web.kreplay.outcome.jsonl"
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)
+    update = pytester.runpytest_subprocess("--kreplay-update")  # the outcome is the reference: no golden
+    update.assert_outcomes(passed=1)
+    assert not (pytester.path / "web.kreplay.golden.jsonl").exists()
+
+    pytester.makeconftest(ROUNDING_CHANGE)
+    failed = pytester.runpytest_subprocess()
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines([
+        "verify web.kreplay.jsonl against web.kreplay.outcome.jsonl*",
+        "DIVERGES: *",
+        "first divergence, Deployment/default/web-app*",
+    ])
+    assert "Traceback" not in failed.stdout.str()
+    verbose = pytester.runpytest_subprocess("-v")
+    verbose.stdout.fnmatch_lines(["*aligned decisions (* of *; = both, - only recorded, + only engine*"])
+
+    sidecar.write_text('{"type": "write"}\n')
+    broken = pytester.runpytest_subprocess()
+    broken.assert_outcomes(failed=1)
+    broken.stdout.fnmatch_lines(["error: *web.kreplay.outcome.jsonl:1: *"])

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import msgspec
 
-from replay.history import HistoryError
-from replay.outcome import OutcomeError, sidecar_path
+from replay.outcome import sidecar_path
+from replay.testing import divergence
 from replay.testing.goldens import GoldenError, golden_path, read_golden, write_golden
-from replay.testing.replaying import replay
 from replay.verify import decisions
+from replay.verify.verification import VerifyError, replay_history
 
 
 class Checked(msgspec.Struct, kw_only=True):
@@ -28,10 +28,9 @@ def check(path: Path, *, update: bool = False, verbose: bool = False) -> Checked
     sidecar = sidecar_path(path)
     use_golden = golden.exists() or not sidecar.exists()
     try:
-        replayed = replay(path)
-    except HistoryError as exc:
-        exc.source = str(path)
-        return Checked(failure=f"error: {exc}")
+        replayed = replay_history(path)
+    except VerifyError as exc:
+        return Checked(failure=str(exc))
     actual = decisions.from_events(replayed.events)
     if use_golden and update:
         changed = write_golden(golden, actual)
@@ -48,28 +47,13 @@ def check(path: Path, *, update: bool = False, verbose: bool = False) -> Checked
             expected = read_golden(golden)
         except GoldenError as exc:
             return Checked(failure=f"error: {exc}")
-        report = compare_logs(expected, actual, path, golden, verbose)
+        report = divergence.golden_report(expected, actual, replayed.events, path, golden, verbose)
         return Checked(failure=report, shrinkable=bool(report))
     try:
-        report = verify_outcome(path, sidecar, replayed, verbose)
-    except OutcomeError as exc:
-        return Checked(failure=f"error: {exc}")
+        report = divergence.outcome_report(path, sidecar, verbose)
+    except VerifyError as exc:
+        return Checked(failure=str(exc))
     return Checked(failure=report, shrinkable=bool(report))
-
-
-def compare_logs(
-    expected: decisions.DecisionLog, actual: decisions.DecisionLog, history: Path, golden: Path, verbose: bool
-) -> str:
-    """"" when the logs agree, else the first divergence per owner."""
-    from replay.testing import divergence
-
-    return divergence.golden_report(expected, actual, history, golden, verbose)
-
-
-def verify_outcome(history: Path, sidecar: Path, replayed: object, verbose: bool) -> str:
-    from replay.testing import divergence
-
-    return divergence.outcome_report(history, sidecar, replayed, verbose)
 
 
 def shrink_note(path: Path) -> str:

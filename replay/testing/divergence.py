@@ -1,61 +1,138 @@
-"""A history test's failure text: the first divergence per owner between the golden (or
-recorded) decision log and the engine's, and with -v the aligned context around it."""
+"""A history test's failure text, made by `kreplay verify`'s own code: its comparison
+(`replay.verify.compare`) and its description of a divergence (`verification.explain`), per owner
+the first divergence; with -v the aligned decision timelines around it (`diff.timeline`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
+
+from engine import events as ev
 from replay.verify import decisions
+from replay.verify.compare import Comparison, OwnerResult, compare
+from replay.verify.diff import timeline
+from replay.verify.verification import describe, explain
 
-CONTEXT = 3
+CONTEXT = 4  # aligned steps shown before and after the first divergence with -v
+UPDATE_HINT = "(pytest --kreplay-update rewrites the golden if the change is intended)"
 
 
-def _text(d: decisions.Decision | None) -> str:
-    return "(nothing)" if d is None else decisions.encode_decision(d).decode()
+def compare_with_golden(golden: decisions.DecisionLog, actual: decisions.DecisionLog) -> Comparison:
+    """verify's comparison of two engine logs, in strict order: a golden keeps no instants, so
+    each decision is given its place in its owner's log as its time (no two in one burst, none
+    late), and the divergences found are handed back with the engine's real provenance."""
+    originals: dict[int, decisions.Traced] = {}
+
+    def placed(log: decisions.DecisionLog) -> decisions.DecisionLog:
+        out = decisions.DecisionLog()
+        for owner, traced in log.owners.items():
+            for i, t in enumerate(traced):
+                p = msgspec.structs.replace(t, at=_place(i))
+                originals[id(p)] = t
+                out.owners.setdefault(owner, []).append(p)
+        return out
+
+    result = compare(placed(golden), placed(actual), tolerance=float("inf"), expected_is_capture=False)
+    for owner in result.owners:
+        owner.divergences = [
+            msgspec.structs.replace(
+                d,
+                expected=originals.get(id(d.expected), d.expected) if d.expected is not None else None,
+                actual=originals.get(id(d.actual), d.actual) if d.actual is not None else None,
+            )
+            for d in owner.divergences
+        ]
+    return result
+
+
+def _place(i: int) -> str:
+    """The i-th second after the epoch, RFC 3339: a stand-in time that orders decisions."""
+    return datetime.fromtimestamp(i, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _context(expected: Sequence[decisions.Traced], actual: Sequence[decisions.Traced], names: tuple[str, str]) -> list[str]:
+    steps = timeline(list(expected), list(actual))
+    first = next((i for i, s in enumerate(steps) if s.mark != "="), None)
+    if first is None:
+        return []
+    lo, hi = max(0, first - CONTEXT), min(len(steps), first + CONTEXT + 1)
+    out = [f"aligned decisions ({steps[lo:hi].__len__()} of {len(steps)}; = both, - only {names[0]}, + only {names[1]}, ~ taken otherwise):"]
+    if lo:
+        out.append(f"  ... {lo} before")
+    for s in steps[lo:hi]:
+        if s.mark == "~" and s.a is not None and s.b is not None:
+            out.append(f"  ~ {names[0]}: {describe(s.a.decision)}")
+            out.append(f"    {names[1]}: {describe(s.b.decision)}")
+        else:
+            t = s.a if s.a is not None else s.b
+            assert t is not None
+            out.append(f"  {s.mark} {describe(t.decision)}")
+    if hi < len(steps):
+        out.append(f"  ... {len(steps) - hi} after")
+    return out
+
+
+def _owner_block(
+    o: OwnerResult,
+    events: Sequence[ev.Event],
+    expected: decisions.DecisionLog,
+    actual: decisions.DecisionLog,
+    names: tuple[str, str],
+    verbose: bool,
+) -> list[str]:
+    d = o.first
+    assert d is not None
+    more = f" (and {len(o.divergences) - 1} more)" if len(o.divergences) > 1 else ""
+    lines = [f"first divergence, {o.owner}{more}:"]
+    lines += ["  " + x for x in explain(d, events, expected_name=names[0], actual_name=names[1])]
+    if verbose:
+        lines += ["  " + x for x in _context(expected.owners.get(o.owner, []), actual.owners.get(o.owner, []), ("golden" if names[0] == "golden" else "recorded", "engine"))]
+    return lines
 
 
 def golden_report(
-    expected: decisions.DecisionLog, actual: decisions.DecisionLog, history: Path, golden: Path, verbose: bool
+    golden: decisions.DecisionLog,
+    actual: decisions.DecisionLog,
+    events: Sequence[ev.Event],
+    history: Path,
+    golden_path: Path,
+    verbose: bool,
 ) -> str:
-    parts: list[str] = []
-    owners = sorted(set(expected.owners) | set(actual.owners))
-    diverged = 0
-    for owner in owners:
-        want = expected.owners.get(owner, [])
-        got = actual.owners.get(owner, [])
-        index = next(
-            (i for i in range(max(len(want), len(got)))
-             if i >= len(want) or i >= len(got) or want[i].decision != got[i].decision),
-            None,
-        )
-        if index is None:
-            continue
-        diverged += 1
-        w = want[index] if index < len(want) else None
-        g = got[index] if index < len(got) else None
-        lines = [f"{owner}: first divergence at decision {index + 1}"]
-        lines.append(f"  golden: {_text(w.decision if w else None)}")
-        lines.append(f"  engine: {_text(g.decision if g else None)}")
-        if g is not None:
-            lines.append(f"  engine's reason: {g.reason or '-'}: {g.message or '-'} (history line {g.line or '-'}, event {g.source or '-'}, trigger #{g.trigger})")
-        if verbose:
-            lo = max(0, index - CONTEXT)
-            hi = index + CONTEXT + 1
-            lines.append("  aligned context (golden | engine):")
-            for i in range(lo, max(min(hi, len(want)), min(hi, len(got)))):
-                a = want[i].decision if i < len(want) else None
-                b = got[i].decision if i < len(got) else None
-                mark = "  " if a == b else "!="
-                lines.append(f"  {mark} {i + 1:>4} {_text(a)}")
-                if a != b:
-                    lines.append(f"          {_text(b)}")
-        parts.append("\n".join(lines))
-    if not parts:
+    """"" when the engine's decisions are the golden's, else the first divergence per owner."""
+    comparison = compare_with_golden(golden, actual)
+    diverging = [o for o in comparison.owners if o.divergences]
+    if not diverging:
         return ""
-    head = f"{history}: {diverged} of {len(owners)} owners diverge from {golden.name}"
-    tail = "(pytest --kreplay-update rewrites the golden if the change is intended)"
-    return "\n".join([head, *parts, tail])
+    t = comparison.totals()
+    lines = [
+        f"{history}: the decisions differ from {golden_path.name} for {len(diverging)} of {len(comparison.owners)} owners "
+        f"({t['matched']}/{t['expected']} golden decisions agree, {t['divergences']} divergences)"
+    ]
+    for o in diverging:
+        lines.append("")
+        lines += _owner_block(o, events, golden, actual, ("golden", "engine did"), verbose)
+    lines += ["", UPDATE_HINT]
+    return "\n".join(lines)
 
 
-def outcome_report(history: Path, sidecar: Path, replayed: object, verbose: bool) -> str:
-    raise NotImplementedError("verifying against a recorded outcome needs kreplay verify")
+def outcome_report(history: Path, sidecar: Path, verbose: bool) -> str:
+    """`kreplay verify` of the history against its recorded outcome: "" when it agrees."""
+    from replay.verify.decisions import from_events, from_outcome
+    from replay.verify.verification import _known_objects, load_outcome, verify
+
+    result = verify(history, outcome=sidecar)
+    if result.agrees:
+        return ""
+    lines = [result.text()]
+    if verbose:
+        _, _, writes = load_outcome(history, sidecar)
+        engine_log = from_events(result.events)
+        recorded = from_outcome(writes, known=_known_objects(result.events))
+        for o in result.comparison.owners:
+            if o.divergences:
+                lines += ["", f"{o.owner}:"]
+                lines += ["  " + x for x in _context(recorded.owners.get(o.owner, []), engine_log.owners.get(o.owner, []), ("recorded", "engine"))]
+    return "\n".join(lines)
