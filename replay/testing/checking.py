@@ -10,8 +10,8 @@ from pathlib import Path
 import msgspec
 
 from replay.outcome import sidecar_path
+from replay.regression.goldens import GoldenError, golden_path, read_golden, write_golden
 from replay.testing import divergence
-from replay.testing.goldens import GoldenError, golden_path, read_golden, write_golden
 from replay.verify import decisions
 from replay.verify.verification import VerifyError, replay_history
 
@@ -57,6 +57,14 @@ def check(path: Path, *, update: bool = False, verbose: bool = False) -> Checked
 
 
 def shrink_note(path: Path) -> str:
-    from replay.testing import shrinking
+    """Shrink a failing history beside itself; what to say about it under the failure."""
+    from replay.regression.shrinking import ShrinkError, shrink, shrunk_path
 
-    return shrinking.shrink_for_test(path)
+    try:
+        result = shrink(path, shrunk_path(path))
+    except ShrinkError as exc:
+        return f"kreplay shrink: {exc}"
+    return (
+        f"\nshrunk to {result.lines_after} of {result.lines_before} lines ({result.tests} replays): {result.output}"
+        + (f"\n  first divergence kept: {result.target.text()}" if result.target else "")
+    )

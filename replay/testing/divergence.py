@@ -5,52 +5,17 @@ the first divergence; with -v the aligned decision timelines around it (`diff.ti
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
-import msgspec
-
 from engine import events as ev
+from replay.regression.goldens import compare_with_golden
 from replay.verify import decisions
-from replay.verify.compare import Comparison, OwnerResult, compare
+from replay.verify.compare import OwnerResult
 from replay.verify.diff import timeline
 from replay.verify.verification import describe, explain
 
 CONTEXT = 4  # aligned steps shown before and after the first divergence with -v
 UPDATE_HINT = "(pytest --kreplay-update rewrites the golden if the change is intended)"
-
-
-def compare_with_golden(golden: decisions.DecisionLog, actual: decisions.DecisionLog) -> Comparison:
-    """verify's comparison of two engine logs, in strict order: a golden keeps no instants, so
-    each decision is given its place in its owner's log as its time (no two in one burst, none
-    late), and the divergences found are handed back with the engine's real provenance."""
-    originals: dict[int, decisions.Traced] = {}
-
-    def placed(log: decisions.DecisionLog) -> decisions.DecisionLog:
-        out = decisions.DecisionLog()
-        for owner, traced in log.owners.items():
-            for i, t in enumerate(traced):
-                p = msgspec.structs.replace(t, at=_place(i))
-                originals[id(p)] = t
-                out.owners.setdefault(owner, []).append(p)
-        return out
-
-    result = compare(placed(golden), placed(actual), tolerance=float("inf"), expected_is_capture=False)
-    for owner in result.owners:
-        owner.divergences = [
-            msgspec.structs.replace(
-                d,
-                expected=originals.get(id(d.expected), d.expected) if d.expected is not None else None,
-                actual=originals.get(id(d.actual), d.actual) if d.actual is not None else None,
-            )
-            for d in owner.divergences
-        ]
-    return result
-
-
-def _place(i: int) -> str:
-    """The i-th second after the epoch, RFC 3339: a stand-in time that orders decisions."""
-    return datetime.fromtimestamp(i, UTC).isoformat().replace("+00:00", "Z")
 
 
 def _context(expected: Sequence[decisions.Traced], actual: Sequence[decisions.Traced], names: tuple[str, str]) -> list[str]:

@@ -11,11 +11,14 @@ it changes only when a decision does. Written whole (to a temporary name, then r
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
 
 from replay.verify import decisions
+from replay.verify.compare import Comparison, compare
 
 
 class GoldenError(ValueError):
@@ -58,3 +61,38 @@ def write_golden(path: str | Path, log: decisions.DecisionLog) -> bool:
     partial.write_bytes(data)
     partial.replace(target)
     return True
+
+
+def compare_with_golden(
+    golden: decisions.DecisionLog, actual: decisions.DecisionLog, owners: Callable[[str], bool] | None = None
+) -> Comparison:
+    """verify's comparison of two engine logs, in strict order: a golden keeps no instants, so
+    each decision is given its place in its owner's log as its time (no two in one burst, none
+    late), and the divergences found are handed back with the engine's real provenance."""
+    originals: dict[int, decisions.Traced] = {}
+
+    def placed(log: decisions.DecisionLog) -> decisions.DecisionLog:
+        out = decisions.DecisionLog()
+        for owner, traced in log.owners.items():
+            for i, t in enumerate(traced):
+                p = msgspec.structs.replace(t, at=_place(i))
+                originals[id(p)] = t
+                out.owners.setdefault(owner, []).append(p)
+        return out
+
+    result = compare(placed(golden), placed(actual), tolerance=float("inf"), expected_is_capture=False, owners=owners)
+    for owner in result.owners:
+        owner.divergences = [
+            msgspec.structs.replace(
+                d,
+                expected=originals.get(id(d.expected), d.expected) if d.expected is not None else None,
+                actual=originals.get(id(d.actual), d.actual) if d.actual is not None else None,
+            )
+            for d in owner.divergences
+        ]
+    return result
+
+
+def _place(i: int) -> str:
+    """The i-th second after the epoch, RFC 3339: a stand-in time that orders decisions."""
+    return datetime.fromtimestamp(i, UTC).isoformat().replace("+00:00", "Z")
