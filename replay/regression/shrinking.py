@@ -122,8 +122,8 @@ def first_divergence(comparison: Comparison, owner: str | None = None) -> Diverg
     return None
 
 
-def _nonblank(text: str) -> list[str]:
-    return [line for line in text.split("\n") if line.strip()]
+def _numbered(text: str) -> list[tuple[int, str]]:
+    return [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
 
 
 def shrink(
@@ -146,7 +146,8 @@ def shrink(
         text = history.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ShrinkError(f"error: {history}: cannot read the history: {exc}") from None
-    lines = _nonblank(text)
+    numbered = _numbered(text)
+    lines = [line for _, line in numbered]
     reference = Reference(history, golden=golden, outcome=outcome, options=options)
     try:
         original = reference.compare(history)
@@ -176,7 +177,15 @@ def shrink(
                 return False
             return target is None or signature(found) == target
 
-        current = ddmin(lines, fails) if len(lines) > 1 else list(lines)
+        current = list(lines)
+        # the engine never looks ahead: what came after the line the divergence came from
+        # cannot have caused it, so try without it first (one replay that often halves the work)
+        cause = max((t.line for t in (first.expected, first.actual) if t is not None), default=0)
+        if 0 < cause < numbered[-1][0]:
+            before = [line for n, line in numbered if n <= cause]
+            if fails(before):
+                current = before
+        current = ddmin(current, fails) if len(current) > 1 else current
         simplified: list[str] = []
         if simplify:
             changed = True
