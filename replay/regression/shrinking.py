@@ -7,7 +7,9 @@ very same way: the same kind of divergence (`different`, `missing`, `extra`, `st
 between the same two decisions, as `verify` describes them (positions, lines and instants
 aside). `--until any-divergence` accepts any divergence of any owner.
 
-The search: delta debugging over the lines (ddmin), then each line's object simplified (fewer
+The search: what follows the line the divergence came from is dropped, then delta debugging
+(ddmin) over the objects the lines are about (an object's lines go or stay together), then over
+the lines, then each line's object simplified (fewer
 replicas, fewer containers, no claim templates) where the failure stays, then ddmin again if a
 simplification took. A candidate the history format or the engine refuses counts as not
 failing, so the result is always a valid history. The history's other lines are left as they
@@ -126,6 +128,57 @@ def _numbered(text: str) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
 
 
+def _object_of(line: str) -> str:
+    """Which object a line is about (`Deployment/default/web`), or the line itself when it names
+    none (kubelet, advance): the unit of the first, coarse pass."""
+    from replay.kinds import UnknownKind, resolve
+
+    try:
+        parsed = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(parsed, dict):
+        return line
+    op = parsed.get("op")
+    if op == "apply" and isinstance(parsed.get("object"), dict):
+        obj = parsed["object"]
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        kind = str(obj.get("kind", ""))
+        ns = "" if kind == "Node" else str(meta.get("namespace") or "default")
+        return f"{kind}/{ns}/{meta.get('name', '')}"
+    if op == "node-condition":
+        return f"Node//{parsed.get('name', '')}"
+    if op == "pod-status":
+        return f"Pod/{parsed.get('namespace', 'default')}/{parsed.get('name') or parsed.get('owner', '')}"
+    if "kind" in parsed and "name" in parsed:
+        try:
+            kind = resolve(str(parsed["kind"]))
+        except UnknownKind:
+            return line
+        ns = "" if kind == "Node" else str(parsed.get("namespace") or "default")
+        return f"{kind}/{ns}/{parsed['name']}"
+    return line
+
+
+def _ddmin_objects(lines: list[str], fails: Callable[[list[str]], bool]) -> list[str]:
+    """Delta debugging over the objects the lines are about (all of an object's lines go or stay
+    together), before the lines one by one: a capture of many workloads shrinks to the one that
+    diverges in a few replays."""
+    groups: dict[str, list[int]] = {}
+    for i, line in enumerate(lines):
+        groups.setdefault(_object_of(line), []).append(i)
+    if len(groups) < 2 or len(groups) == len(lines):
+        return lines
+    keys = list(groups)
+
+    def fails_with(kept: list[str]) -> bool:
+        indices = sorted(i for key in kept for i in groups[key])
+        return fails([lines[i] for i in indices])
+
+    kept = ddmin(keys, fails_with)
+    return [lines[i] for i in sorted(i for key in kept for i in groups[key])]
+
+
 def shrink(
     history: Path,
     output: Path,
@@ -185,6 +238,7 @@ def shrink(
             before = [line for n, line in numbered if n <= cause]
             if fails(before):
                 current = before
+        current = _ddmin_objects(current, fails)
         current = ddmin(current, fails) if len(current) > 1 else current
         simplified: list[str] = []
         if simplify:
