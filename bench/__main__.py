@@ -22,7 +22,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         action="append",
         metavar="NAME",
-        help=f"run only this scenario (repeatable): {', '.join(s.name for s in SCENARIOS)}, or startup (the CLI's start-up per verb)",
+        help=f"run only this scenario (repeatable): {', '.join(s.name for s in SCENARIOS)}, startup (the CLI's start-up per verb), import (kreplay import against a msgspec decode) or verify (kreplay verify's cost over a plain replay)",
     )
     parser.add_argument(
         "--scale",
@@ -38,18 +38,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="replays and rebuilds are best of N (default 1: the full size takes a while)",
     )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the figures here")
+    parser.add_argument("--import-mb", type=float, default=10.0, metavar="MB", help="size of the audit log the import figure reads (default 10; the issue's figure is 100)")
     parser.add_argument("--startup-repeat", type=int, default=5, metavar="N", help="each start-up figure is the best of N fresh processes (default 5)")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    only = [name for name in (args.only or []) if name != "startup"]
+    only = [name for name in (args.only or []) if name not in ("startup", "import", "verify")]
     with_startup = not args.only or "startup" in args.only
+    with_import = not args.only or "import" in args.only
+    with_verify = not args.only or "verify" in args.only
     if args.only and not only:
-        from bench import startup
+        if with_import:
+            from bench import importing
 
-        print(startup.render(startup.measure(args.startup_repeat)).lstrip("\n"))
+            print(importing.render(importing.measure(args.import_mb)).lstrip("\n"))
+        if with_verify:
+            from bench import verify_cost
+
+            print(verify_cost.render(verify_cost.measure(args.scale, max(3, args.repeat))).lstrip("\n"))
+        if with_startup:
+            from bench import startup
+
+            print(startup.render(startup.measure(args.startup_repeat)).lstrip("\n"))
         return 0
     try:
         scenarios = select(only or None)
@@ -71,6 +83,14 @@ def main(argv: list[str] | None = None) -> int:
         load_average=os.getloadavg(),
     )
     print(render(results, args.scale, run))
+    if with_import:
+        from bench import importing
+
+        print(importing.render(importing.measure(args.import_mb if args.scale == "full" else min(args.import_mb, 2.0))))
+    if with_verify:
+        from bench import verify_cost
+
+        print(verify_cost.render(verify_cost.measure(args.scale, max(3, args.repeat))))
     if with_startup:
         from bench import startup
 

@@ -16,7 +16,7 @@ from datetime import datetime
 
 import msgspec
 
-from engine.api.objects import AnyObject, OwnerReference
+from engine.api.objects import AnyObject, OpaqueObject, OwnerReference, kind_of
 
 
 class Event(
@@ -29,6 +29,7 @@ class Event(
     message: str = ""
     trigger: int = 0
     line: int = 0
+    source: str = ""  # an imported history line's source ("audit.log:17"); absent otherwise
 
 
 class ObjectEvent(Event, kw_only=True):
@@ -67,6 +68,38 @@ class DeletionStarted(ObjectEvent, kw_only=True):
     """The object got a deletionTimestamp (terminating pod, or finalizers to run)."""
 
 
+# An object of a kind the engine does not model (engine.api.objects.OpaqueObject) is not in the
+# AnyObject union (a tagged union needs its kinds fixed in advance): these events carry one. They
+# are the same events as their bases (the fold, the watchers and the trail treat them alike);
+# only the type of `object` differs, and their `type` tag.
+
+
+class OpaqueObjectCreated(ObjectCreated, kw_only=True):
+    """An object of a kind the engine does not model was created."""
+
+    object: OpaqueObject  # type: ignore[assignment]
+
+
+class OpaqueObjectUpdated(ObjectUpdated, kw_only=True):
+    """An object of a kind the engine does not model changed."""
+
+    object: OpaqueObject  # type: ignore[assignment]
+
+
+class OpaqueDeletionStarted(DeletionStarted, kw_only=True):
+    """An object of a kind the engine does not model got a deletionTimestamp (finalizers)."""
+
+    object: OpaqueObject  # type: ignore[assignment]
+
+
+OPAQUE_EVENTS: dict[type[ObjectEvent], type[ObjectEvent]] = {
+    ObjectCreated: OpaqueObjectCreated,
+    ObjectUpdated: OpaqueObjectUpdated,
+    StatusUpdated: OpaqueObjectUpdated,
+    DeletionStarted: OpaqueDeletionStarted,
+}
+
+
 class ObjectDeleted(Event, kw_only=True):
     """The object is gone from the API."""
 
@@ -85,6 +118,9 @@ class KubeletPolicy(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     fail_images: list[str] = msgspec.field(default_factory=list)
     never_ready_images: list[str] = msgspec.field(default_factory=list)
     reject_images: list[str] = msgspec.field(default_factory=list)
+    # the pods (`pod/NS/NAME`) and owners (`deployment/NS/NAME`) whose pods the simulated
+    # scheduler leaves to a history's recorded `bind` operations (a `scheduler` line)
+    recorded_bindings: list[str] = msgspec.field(default_factory=list)
 
 
 class KubeletConfigured(Event, kw_only=True):
@@ -161,6 +197,9 @@ AnyEvent = (
     | NodeConditionChanged
     | DeletionStarted
     | ObjectDeleted
+    | OpaqueObjectCreated
+    | OpaqueObjectUpdated
+    | OpaqueDeletionStarted
     | KubeletConfigured
     | ClockAdvanced
     | TimerSet
@@ -181,6 +220,9 @@ OBJECT_EVENTS = (
     PodStatusChanged,
     NodeConditionChanged,
     DeletionStarted,
+    OpaqueObjectCreated,
+    OpaqueObjectUpdated,
+    OpaqueDeletionStarted,
 )
 
 ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -200,7 +242,7 @@ def subject(event: Event) -> tuple[str, str, str] | None:
     """The (kind, namespace, name) an event is about, if any."""
     if isinstance(event, ObjectEvent):
         meta = event.object.metadata
-        return (type(event.object).__name__, meta.namespace, meta.name)
+        return (kind_of(event.object), meta.namespace, meta.name)
     if isinstance(event, ObjectDeleted | WarningRecorded):
         return (event.kind, event.namespace, event.name)
     return None

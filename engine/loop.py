@@ -20,7 +20,7 @@ from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
 from engine.api.apiserver import ApiServer, Audit, audit_fields
-from engine.api.objects import CLUSTER_SCOPED, KubeObject, Pod
+from engine.api.objects import KubeObject, Pod, kind_of
 from engine.api.state import Cluster
 
 MAX_PASSES_PER_INSTANT = 10_000
@@ -281,14 +281,15 @@ class Engine:
         api = self.api
         actor = operation.actor
         line = operation.line
+        source = operation.source
 
         def audit(by: str, reason: str, message: str) -> Audit:
-            return Audit(by=actor or by, reason=reason, message=message, line=line)
+            return Audit(by=actor or by, reason=reason, message=message, line=line, source=source)
 
         match operation:
             case op.Apply(object=obj):
-                kind = type(obj).__name__
-                ns = "" if kind in CLUSTER_SCOPED else (obj.metadata.namespace or "default")
+                kind = kind_of(obj)
+                ns = "" if api.cluster.cluster_scoped(kind) else (obj.metadata.namespace or "default")
                 exists = api.cluster.get(kind, ns, obj.metadata.name) is not None
                 verb = "configured" if exists else "created"
                 api.apply(
@@ -309,7 +310,7 @@ class Engine:
             case op.Delete():
                 api.delete(
                     operation.kind,
-                    "" if operation.kind in CLUSTER_SCOPED else operation.namespace,
+                    "" if api.cluster.cluster_scoped(operation.kind) else operation.namespace,
                     operation.name,
                     audit(
                         "kubectl",
@@ -363,6 +364,8 @@ class Engine:
                     audit(f"kubelet/{operation.name}", "node-condition", f"{operation.type}={operation.status}"),
                 )
             case op.ConfigureKubelet(policy=policy):
+                if self.cluster.kubelet.recorded_bindings:  # a `scheduler` line's choice stays
+                    policy = msgspec.structs.replace(policy, recorded_bindings=self.cluster.kubelet.recorded_bindings)
                 self._emit(
                     ev.KubeletConfigured,
                     policy=policy,
@@ -370,9 +373,31 @@ class Engine:
                     reason="kubelet",
                     message=describe_policy(policy),
                     line=line,
+                    source=source,
+                )
+            case op.ConfigureScheduler(recorded=recorded):
+                policy = msgspec.structs.replace(self.cluster.kubelet, recorded_bindings=sorted(set(recorded)))
+                self._emit(
+                    ev.KubeletConfigured,
+                    policy=policy,
+                    by=actor or "admin",
+                    reason="scheduler",
+                    message=describe_policy(policy),
+                    line=line,
+                    source=source,
+                )
+            case op.Bind():
+                pod = find_bound_pod(self.cluster, operation)
+                if self.cluster.node(operation.node) is None:
+                    raise op.Rejected(f'nodes "{operation.node}" not found', field="node")
+                api.bind(
+                    pod.metadata.namespace or "default",
+                    pod.metadata.name,
+                    operation.node,
+                    audit("default-scheduler", "recorded-binding", f"bound to {operation.node} as the capture's scheduler did"),
                 )
             case op.Advance():
-                self._emit(ev.ClockAdvanced, by=actor or "clock", reason="advance", line=line)
+                self._emit(ev.ClockAdvanced, by=actor or "clock", reason="advance", line=line, source=source)
             case _:
                 raise op.Rejected(f"unsupported operation {type(operation).__name__}")
 
@@ -382,8 +407,13 @@ def _qualified(namespace: str, name: str) -> str:
 
 
 def describe_policy(policy: ev.KubeletPolicy) -> str:
+    held = (
+        f"; the scheduler leaves the pods of {', '.join(policy.recorded_bindings)} to recorded bindings"
+        if policy.recorded_bindings
+        else ""
+    )
     if policy.mode == "recorded":
-        return "simulated kubelets off: only pod-status operations move pods"
+        return "simulated kubelets off: only pod-status operations move pods" + held
     parts = [f"pods become Ready {policy.ready_after_seconds:g}s after they start"]
     if policy.fail_images:
         parts.append(f"images {', '.join(policy.fail_images)} fail (CrashLoopBackOff, or Failed under restartPolicy Never)")
@@ -391,7 +421,49 @@ def describe_policy(policy: ev.KubeletPolicy) -> str:
         parts.append(f"pods with images {', '.join(policy.reject_images)} are rejected at admission (Failed)")
     if policy.never_ready_images:
         parts.append(f"images {', '.join(policy.never_ready_images)} never become Ready")
-    return "; ".join(parts)
+    return "; ".join(parts) + held
+
+
+def pods_of(cluster: Cluster, owner: KubeObject) -> list[Pod]:
+    """The live pods an owner controls, through its ReplicaSets for a Deployment, oldest
+    first (creation time, then name)."""
+    owners = [owner]
+    if type(owner).__name__ == "Deployment":
+        owners += [rs for rs in cluster.by_owner(owner.metadata.uid, "ReplicaSet")]
+    pods = [
+        obj
+        for o in owners
+        for obj in cluster.by_owner(o.metadata.uid, "Pod")
+        if isinstance(obj, Pod) and obj.metadata.deletion_timestamp is None
+    ]
+    return sorted(pods, key=lambda p: (p.metadata.creation_timestamp or "", p.metadata.name))
+
+
+def find_bound_pod(cluster: Cluster, bind: op.Bind) -> Pod:
+    """The pod a recorded binding names: by name, or the owner's oldest pod not bound yet."""
+    if bind.name:
+        pod = cluster.pod(bind.namespace, bind.name)
+        if pod is None:
+            raise op.Rejected(f'pods "{bind.name}" not found', field="name")
+        return pod
+    owner = cluster.get(bind.owner_kind, bind.namespace, bind.owner_name)
+    if owner is None:
+        raise op.Rejected(f'{bind.owner_kind.lower()} "{bind.owner_name}" not found', field="owner")
+    from engine.scheduling.nodeaffinity import pod_target_node
+
+    waiting = [p for p in pods_of(cluster, owner) if not p.spec.node_name]
+    # a daemon pod names its node (node affinity): the binding goes to the pod for that node
+    for pod in waiting:
+        if pod_target_node(pod.spec) == bind.node:
+            return pod
+    for pod in waiting:
+        if not pod_target_node(pod.spec):
+            return pod
+    raise op.Rejected(
+        f"{bind.owner_kind} {bind.owner_name} has no pod waiting to be bound "
+        "(the engine's controllers made fewer pods than the capture's)",
+        field="owner",
+    )
 
 
 def find_reported_pod(cluster: Cluster, report: op.PodStatusReport) -> Pod:
@@ -407,14 +479,31 @@ def find_reported_pod(cluster: Cluster, report: op.PodStatusReport) -> Pod:
         raise op.Rejected(
             f'{report.owner_kind.lower()} "{report.owner_name}" not found', field="owner"
         )
-    for obj in cluster.by_owner(owner.metadata.uid, "Pod"):
-        if (
-            isinstance(obj, Pod)
-            and obj.metadata.deletion_timestamp is None
-            and pod_target_node(obj.spec) == report.node
-        ):
-            return obj
+    # a Deployment's pods are its ReplicaSets' (an imported capture names the Deployment, as the
+    # engine's ReplicaSet names differ from the capture's); the first pod on that node, oldest
+    # first, that the report would change
+    candidates = pods_of(cluster, owner) if type(owner).__name__ == "Deployment" else cluster.by_owner(owner.metadata.uid, "Pod")
+    matching = [
+        obj
+        for obj in candidates
+        if isinstance(obj, Pod)
+        and obj.metadata.deletion_timestamp is None
+        and (pod_target_node(obj.spec) or obj.spec.node_name) == report.node
+    ]
+    if type(owner).__name__ == "Deployment":
+        # several pods of one Deployment may share a node: a phase change (a pod starting) is
+        # the most telling, then a readiness change, then the oldest
+        phase = [p for p in matching if report.phase and report.phase != p.status.phase]
+        changed = [p for p in matching if _would_change(p, report)]
+        matching = phase or changed or matching
+    if matching:
+        return matching[0]
     raise op.Rejected(
         f"{report.owner_kind} {report.owner_name} has no pod on node {report.node!r}",
         field="node",
     )
+
+
+def _would_change(pod: Pod, report: op.PodStatusReport) -> bool:
+    ready = any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions)
+    return bool(report.phase and report.phase != pod.status.phase) or (report.ready is not None and report.ready != ready)

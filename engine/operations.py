@@ -20,6 +20,7 @@ class Operation(msgspec.Struct, tag=True, tag_field="op", frozen=True, kw_only=T
     actor: str = ""
     cause: str = ""
     line: int = 0
+    source: str = ""  # where an imported line came from ("audit.log:17"), for messages and `why`
 
 
 class Apply(Operation, kw_only=True):
@@ -85,6 +86,23 @@ class NodeConditionChange(Operation, kw_only=True):
     status: str
 
 
+class Bind(Operation, kw_only=True):
+    """A recorded binding: the pod by name, or the owner's oldest unbound pod, goes to `node`."""
+
+    namespace: str
+    name: str = ""
+    owner_kind: str = ""
+    owner_name: str = ""
+    node: str
+
+
+class ConfigureScheduler(Operation, kw_only=True):
+    """The pods (`pod/NS/NAME`) and owners (`deployment/NS/NAME`, ...) whose pods the
+    simulated scheduler leaves to recorded `bind` operations."""
+
+    recorded: tuple[str, ...] = ()
+
+
 class ConfigureKubelet(Operation, kw_only=True):
     policy: KubeletPolicy
 
@@ -105,6 +123,8 @@ AnyOperation = (
     | NodeConditionChange
     | ConfigureKubelet
     | Advance
+    | Bind
+    | ConfigureScheduler
 )
 
 

@@ -30,6 +30,7 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True):
     message: str = ""
     trigger: int = 0
     line: int = 0
+    source: str = ""
     node: str = ""
 
 
@@ -53,7 +54,8 @@ def entry_for(event: ev.Event) -> Entry:
     return Entry(
         position=event.position,
         at=event.at,
-        type=type(event).__name__,
+        # an opaque object's events read as the events they are (OpaqueObjectCreated: ObjectCreated)
+        type=type(event).__name__.removeprefix("Opaque"),
         kind=subject[0],
         namespace=subject[1],
         name=subject[2],
@@ -62,6 +64,7 @@ def entry_for(event: ev.Event) -> Entry:
         message=event.message,
         trigger=event.trigger,
         line=event.line,
+        source=event.source,
         node=node,
     )
 

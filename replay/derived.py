@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from engine import events as ev
-from engine.api.objects import API_VERSIONS, CLUSTER_SCOPED, KubeObject, Pod, Service
+from engine.api.objects import API_VERSIONS, CLUSTER_SCOPED, KubeObject, Pod, Service, kind_of
 from engine.api.state import Cluster
 
 WORKLOAD_CONTROLLERS = {
@@ -82,7 +82,7 @@ class _Recorder:
 
 
 def _ref(obj: KubeObject) -> dict[str, str]:
-    kind = type(obj).__name__
+    kind = kind_of(obj)
     return {
         "apiVersion": API_VERSIONS.get(kind, "v1"),
         "kind": kind,
@@ -118,7 +118,7 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
         subject = ev.subject(e)
         if isinstance(e, ev.ObjectEvent):
             obj = e.object
-            key = (type(obj).__name__, obj.metadata.namespace, obj.metadata.name)
+            key = (kind_of(obj), obj.metadata.namespace, obj.metadata.name)
             previous = rec.previous.get(key)
             _object_event(rec, e, obj, previous, deleting)
             rec.previous[key] = obj
@@ -142,7 +142,7 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
 
 
 def _object_event(rec: _Recorder, e: ev.ObjectEvent, obj: KubeObject, previous: KubeObject | None, deleting: set[str]) -> None:
-    kind = type(obj).__name__
+    kind = kind_of(obj)
     by = e.by
     if isinstance(e, ev.ObjectCreated) and kind in ("Pod", "PersistentVolumeClaim"):
         owner = _controller(obj.metadata.owner_references)
@@ -239,10 +239,11 @@ def _kubelet_events(rec: _Recorder, e: ev.ObjectEvent, pod: Pod) -> None:
 
 
 def events(cluster: Cluster, store: Any) -> list[dict[str, Any]]:
-    """The derived Events of a store's whole log."""
+    """The derived Events of a store's log up to the cluster's position (the whole log at the
+    head; a cluster read `--at` an earlier time sees only what had happened by then)."""
     if store is None:
         return []
-    return derive_events(store.read(after=0))
+    return derive_events(store.read(after=0, upto=cluster.position or None))
 
 
 def events_about(all_events: Iterable[dict[str, Any]], obj: KubeObject) -> list[dict[str, Any]]:

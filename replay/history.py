@@ -21,7 +21,7 @@ import msgspec
 from engine import operations as op
 from engine.api.objects import CLUSTER_SCOPED, ObjectDecodeError, decode_object
 from engine.events import KubeletPolicy
-from replay.kinds import UnknownKind, resolve
+from replay.kinds import UnknownKind, resolve_in_history
 from replay.safeload import InputError, decode_text, load_json
 
 
@@ -33,6 +33,7 @@ class Line(msgspec.Struct, tag_field="op", forbid_unknown_fields=True, kw_only=T
     at: str
     actor: str = ""
     cause: str = ""
+    source: str = ""
 
 
 class _Named(Line, kw_only=True):
@@ -97,6 +98,17 @@ class AdvanceLine(Line, tag="advance", kw_only=True):
     pass
 
 
+class BindLine(Line, tag="bind", kw_only=True):
+    namespace: str = "default"
+    name: str = ""
+    owner: str = ""
+    node: str
+
+
+class SchedulerLine(Line, tag="scheduler", kw_only=True):
+    recorded: list[str] = msgspec.field(default_factory=list)
+
+
 AnyLine = (
     ApplyLine
     | PatchLine
@@ -109,6 +121,8 @@ AnyLine = (
     | NodeConditionLine
     | KubeletLine
     | AdvanceLine
+    | BindLine
+    | SchedulerLine
 )
 OPS = sorted(cls.__struct_config__.tag for cls in AnyLine.__args__)  # type: ignore[attr-defined]
 # built at import: it keeps making real datetimes even where a test swaps the class out
@@ -230,7 +244,7 @@ def locate(exc: op.Rejected, operations: Iterable[op.AnyOperation], source: str)
 
 def _kind(value: str, field: str, number: int) -> str:
     try:
-        return resolve(value)
+        return resolve_in_history(value)
     except UnknownKind as exc:
         raise HistoryError(number, field, str(exc)) from None
 
@@ -241,7 +255,7 @@ def to_operation(line: AnyLine, number: int) -> op.AnyOperation:
         at = parse_time(line.at)
     except ValueError as exc:
         raise HistoryError(number, "at", str(exc)) from None
-    common: dict[str, Any] = {"at": at, "actor": line.actor, "cause": line.cause, "line": number}
+    common: dict[str, Any] = {"at": at, "actor": line.actor, "cause": line.cause, "line": number, "source": line.source}
     if isinstance(line, _Named):
         kind = _kind(line.kind, "kind", number)
         target = {
@@ -307,6 +321,10 @@ def to_operation(line: AnyLine, number: int) -> op.AnyOperation:
             return op.ConfigureKubelet(policy=policy, **common)
         case AdvanceLine():
             return op.Advance(**common)
+        case BindLine():
+            return _bind(line, number, common)
+        case SchedulerLine():
+            return op.ConfigureScheduler(recorded=tuple(_recorded(value, i, number) for i, value in enumerate(line.recorded)), **common)
     raise HistoryError(number, "op", f"unsupported operation {type(line).__name__}")
 
 
@@ -333,6 +351,32 @@ def _pod_status(line: PodStatusLine, number: int, common: dict[str, Any]) -> op.
         ready=line.ready,
         **common,
     )
+
+
+def _owner(text: str, number: int) -> tuple[str, str]:
+    kind_text, sep, owner_name = text.partition("/")
+    if not sep or not owner_name:
+        raise HistoryError(number, "owner", f"expected KIND/NAME such as daemonset/fluentd, got {text!r}")
+    return _kind(kind_text, "owner", number), owner_name
+
+
+def _bind(line: BindLine, number: int, common: dict[str, Any]) -> op.Bind:
+    if not line.node:
+        raise HistoryError(number, "node", "required")
+    if bool(line.name) == bool(line.owner):
+        raise HistoryError(number, "name", "name the pod by `name`, or by `owner` (its oldest pod not yet bound): one of them")
+    if line.name:
+        return op.Bind(namespace=line.namespace or "default", name=line.name, node=line.node, **common)
+    kind, name = _owner(line.owner, number)
+    return op.Bind(namespace=line.namespace or "default", owner_kind=kind, owner_name=name, node=line.node, **common)
+
+
+def _recorded(value: str, index: int, number: int) -> str:
+    """`deployment/default/web` -> `Deployment/default/web` (any kind spelling)."""
+    parts = value.split("/")
+    if len(parts) != 3 or not all(parts):
+        raise HistoryError(number, f"recorded[{index}]", f"expected KIND/NAMESPACE/NAME such as deployment/default/web or pod/default/web-0, got {value!r}")
+    return f"{_kind(parts[0], f'recorded[{index}]', number)}/{parts[1]}/{parts[2]}"
 
 
 def parse_lines(lines: Iterable[tuple[int, bytes | str]], source: str = "") -> list[op.AnyOperation]:

@@ -17,13 +17,19 @@ order the API server completed them (the capture's own order, ties kept as captu
 
 `controller` is the engine's name for the actor (the `by` of the engine's own events:
 `daemonset-controller`, `statefulset-controller`, `deployment-controller`,
-`replicaset-controller`, `garbage-collector`, `pod-garbage-collector`), `user` the identity as
+`replicaset-controller`, `garbage-collector`, `pod-garbage-collector`, and *(added by kreplay
+import)* `persistentvolume-binder`, the volume binder binding a StatefulSet's claims), `user` the identity as
 captured. `verb` is the Kubernetes verb (`create`, `update`, `patch`, `delete`), `subresource` is
 `status` for status writes. `code` is the HTTP status the API server answered: refused requests
 (4xx, 5xx) and conflicts (409) are kept here with their code, and were not applied. `object` is
 the body the capture holds (the response if there is one, else the request; absent at Metadata
 level); `name` is the object's name as the API server assigned it, `generateName` and all.
 `at` keeps the capture's own precision as a string, so nothing is rounded on the way.
+
+The header may also carry `inferred` (object -> the fields `kreplay import` had to infer, e.g.
+`{"Deployment grafana/my-grafana": ["spec.selector", "spec.template", "spec.replicas"]}`, for a
+Metadata-level audit log) and `times` (for a watch stream: which object times stand in for the
+event times). Both are optional, absent when empty.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ CONTROLLERS = (
     "replicaset-controller",
     "garbage-collector",
     "pod-garbage-collector",
+    "persistentvolume-binder",
 )
 
 # The service accounts kube-controller-manager uses for them (`--use-service-account-credentials`).
@@ -54,6 +61,7 @@ SERVICE_ACCOUNTS = {
     "system:serviceaccount:kube-system:replicaset-controller": "replicaset-controller",
     "system:serviceaccount:kube-system:generic-garbage-collector": "garbage-collector",
     "system:serviceaccount:kube-system:pod-garbage-collector": "pod-garbage-collector",
+    "system:serviceaccount:kube-system:persistent-volume-binder": "persistentvolume-binder",
 }
 
 
@@ -63,6 +71,11 @@ class Header(msgspec.Struct, tag="header", tag_field="type", kw_only=True, renam
     history: str = ""
     sources: list[str] = msgspec.field(default_factory=list)
     format: str = ""
+    # kreplay import: per object ("Deployment default/web", "Node node-1"), the fields a history
+    # line needed that the capture did not hold, so they were inferred, not observed
+    inferred: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    # kreplay import of a capture without event times (a watch stream): which times were used
+    times: str = ""
 
 
 class RecordedWrite(msgspec.Struct, tag="write", tag_field="type", kw_only=True,

@@ -149,6 +149,13 @@ _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"\s*:?|[\[\]{},]')
 def _json_depth_path(text: str) -> str | None:
     """The path of the first value nested deeper than MAX_DEPTH, or None: a scan of strings
     and brackets only, so it never recurses however deep the text goes."""
+    found = json_too_deep(text)
+    return found[0] if found is not None else None
+
+
+def json_too_deep(text: str) -> tuple[str, int] | None:
+    """The path (from its top-level value) and text offset of the first value nested deeper
+    than MAX_DEPTH, or None; `text` may hold several JSON values one after the other."""
     stack: list[list[Any]] = []  # [is_object, key or index]
     for m in _TOKENS.finditer(text):
         token = m.group()
@@ -157,7 +164,7 @@ def _json_depth_path(text: str) -> str | None:
                 path = ""
                 for frame in stack:
                     path = child(path, frame[1])
-                return path
+                return path, m.start()
             stack.append([token == "{", 0 if token == "[" else ""])
         elif token in ("}", "]"):
             if stack:
@@ -240,6 +247,81 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
+def load_json_documents(text: str, source: str = "") -> list[Document]:
+    """JSON values one after another, whitespace between them (what `kubectl get -w -o json`
+    prints: pretty-printed objects, not lines), each within the limits, as Documents so errors
+    can name a field's line. A value may be larger than one object's limit (a List): the
+    reader of its items checks them one by one."""
+    deep = json_too_deep(text)
+    limit = deep[1] if deep is not None else len(text) + 1
+
+    def too_deep() -> InputError:
+        assert deep is not None
+        return InputError(text.count("\n", 0, deep[1]) + 1, _shown(deep[0]), _too_deep(), source)
+
+    documents: list[Document] = []
+    position = 0
+    while True:
+        while position < len(text) and text[position] in " \t\r\n":
+            position += 1
+        if position >= len(text):
+            return documents
+        if position >= limit:
+            raise too_deep()
+        line = text.count("\n", 0, position) + 1
+        try:
+            value, end = _STRICT.raw_decode(text, position)
+        except _Duplicate:
+            value, end = _MARKING.raw_decode(text, position)
+            at, key = _find_duplicate(value)
+            field = child(at, key)
+            raise InputError(_duplicate_line(text[position:end], line, at, key) or line, field, f'duplicate field "{key}"', source) from None
+        except json.JSONDecodeError as exc:
+            if exc.pos >= limit:
+                raise too_deep() from None
+            raise InputError(exc.lineno, "", f"not valid JSON: {exc.msg} (column {exc.colno})", source) from None
+        except ValueError as exc:
+            raise InputError(line, "", f"not valid JSON: {exc}", source) from None
+        except RecursionError:
+            raise too_deep() if deep is not None else InputError(line, "", _too_deep(), source) from None
+        if end > limit:
+            raise too_deep()
+        body = text[position:end]
+        if "\\u" in body.lower():
+            at_field = _lone_surrogate(value)
+            if at_field is not None:
+                raise InputError(line, at_field, "a \\u escape names a lone UTF-16 surrogate, not a character: the text is not valid UTF-8", source)
+        documents.append(Document(value, line, len(documents) + 1, source, body, line))
+        position = end
+
+
+def _duplicate_line(text: str, first_line: int, parent: str, key: str) -> int:
+    """The line of the second `key` in the object at `parent` (the one that is refused)."""
+    import yaml
+
+    base, _ = _loaders()
+    try:
+        node = yaml.compose(text, Loader=base)
+    except (yaml.YAMLError, RecursionError):
+        return 0
+    for part in _split_path(parent):
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            return 0
+    if not isinstance(node, yaml.MappingNode):
+        return 0
+    keys = [k for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.value == key]
+    return keys[1].start_mark.line + first_line if len(keys) > 1 else 0
+
+
+def size_text(n: int) -> str:
+    """A size as the limits' messages print it: `3 MiB`, `1.5 KiB`, `12 bytes`."""
+    return _size(n)
+
+
 # --- YAML --------------------------------------------------------------------------------------
 
 
@@ -315,7 +397,7 @@ def _yaml_error(exc: Exception, source: str, text: str = "") -> InputError:
     return InputError(line, "", f"not valid YAML: {text}", source)
 
 
-def _check_events(text: str, source: str) -> Iterator[tuple[int, int, int, int]]:
+def _check_events(text: str, source: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> Iterator[tuple[int, int, int, int]]:
     """Walk the YAML events once, before anything is built: nesting depth, expanded size with
     aliases counted, recursive anchors and duplicate keys. Yields each document's
     (content line, first line, start offset, end offset) so it can be located later."""
@@ -327,6 +409,7 @@ def _check_events(text: str, source: str) -> Iterator[tuple[int, int, int, int]]
     doc_start = (0, 0)
     content_line = 0
     total = 0
+    item_start = 0  # `total` when the current element of a List's items began
 
     def path() -> str:
         out = ""
@@ -337,11 +420,19 @@ def _check_events(text: str, source: str) -> Iterator[tuple[int, int, int, int]]
                 out = child(out, frame.index)
         return out
 
+    def in_items() -> bool:
+        """Inside an element of a top-level `items` sequence: a List's object."""
+        return len(stack) >= 2 and stack[0].mapping and stack[0].key == "items" and not stack[1].mapping
+
     def add(size: int, line: int) -> None:
         nonlocal total
         total += size
-        if total > MAX_DOCUMENT_BYTES:
+        if total <= MAX_DOCUMENT_BYTES:
+            return
+        if max_bytes == MAX_DOCUMENT_BYTES or not in_items() or total - item_start > MAX_DOCUMENT_BYTES:
             raise InputError(line, _shown(path()), f"this document expands to more than {_size(MAX_DOCUMENT_BYTES)} with its aliases counted: one object may hold at most {_size(MAX_DOCUMENT_BYTES)}, kube-apiserver's limit on one request", source)
+        if total > max_bytes:
+            raise InputError(line, _shown(path()), f"this List expands to more than {_size(max_bytes)} with its aliases counted, more than the whole file holds: YAML aliases may not multiply a file", source)
 
     def enter_value(frame: _Frame, scalar: Any, line: int) -> bool:
         """Advance the parent to the next key or value; True when this node is a key."""
@@ -377,6 +468,8 @@ def _check_events(text: str, source: str) -> Iterator[tuple[int, int, int, int]]
                     if not stack and not content_line:
                         content_line = line
                     is_key = enter_value(stack[-1], getattr(event, "value", None), line) if stack else False
+                    if len(stack) == 2 and in_items():
+                        item_start = total
                     if kind is alias_event:
                         if any(f.anchor == event.anchor for f in stack):
                             raise InputError(line, path(), f"recursive YAML anchor &{event.anchor}: an alias may not refer to a node that contains it", source)
@@ -419,12 +512,16 @@ def _check_events(text: str, source: str) -> Iterator[tuple[int, int, int, int]]
         raise _yaml_error(exc, source, text) from None
 
 
-def load_yaml_documents(data: bytes | str, source: str = "") -> list[Document]:
-    """Every document of a YAML file (empty ones left out), each within the limits."""
+def load_yaml_documents(data: bytes | str, source: str = "", max_bytes: int = MAX_DOCUMENT_BYTES) -> list[Document]:
+    """Every document of a YAML file (empty ones left out), each within the limits.
+
+    `max_bytes` bounds one document with its aliases expanded: one object's limit by default;
+    a reader of Lists (a whole cluster in one document) passes the file's own size, so aliases
+    still cannot make a document larger than the text it came from."""
     import yaml
 
     text = decode_text(data, source) if isinstance(data, bytes) else data.removeprefix(_BOM)
-    spans = list(_check_events(text, source))
+    spans = list(_check_events(text, source, max(max_bytes, MAX_DOCUMENT_BYTES)))
     _, loader_class = _loaders()
     try:
         values = [_string_keys(v) for v in yaml.load_all(text, Loader=loader_class)]

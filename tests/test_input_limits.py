@@ -155,7 +155,7 @@ def test_the_schema_table_covers_every_kind_the_engine_decodes() -> None:
         pytest.param({"at": AT, "op": "kubelet", "readyAfter": "100000000000000000000h"}, "readyAfter", "longer than 2562047h47m16.854775807s", id="a-duration-longer-than-go-can-hold"),
         pytest.param({"at": AT, "op": "scale", "kind": "deploy", "name": "x", "replicas": 2147483648}, "replicas", "must be no more than 2147483647", id="scale-is-an-int32"),
         pytest.param({"at": AT, "op": "scale", "kind": "deploy", "name": "x", "replicas": 10**30}, "replicas", "must be no more than 2147483647", id="scale-to-10-to-the-30"),
-        pytest.param({"at": AT, "op": "advance", "colour": "red"}, "colour", 'unknown field "colour" (an advance line has: actor, at, cause, op)', id="an-unknown-field-lists-the-expected-ones"),
+        pytest.param({"at": AT, "op": "advance", "colour": "red"}, "colour", 'unknown field "colour" (an advance line has: actor, at, cause, op, source)', id="an-unknown-field-lists-the-expected-ones"),
         pytest.param({"op": "advance"}, "at", "required", id="a-missing-field-is-named"),
     ],
 )

@@ -181,9 +181,16 @@ def test_events_wide_adds_source_first_seen_count_and_name() -> None:
 
 
 def test_a_kind_without_columns_gets_name_and_age_and_a_namespace_column_under_all_namespaces() -> None:
-    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "kube-system", "creationTimestamp": stamp(timedelta(hours=2))}}
-    assert tables.table("ConfigMap", [cm], NOW) == "NAME   AGE\ncfg    120m\n"
-    assert tables.table("ConfigMap", [cm], NOW, all_namespaces=True, no_headers=True) == "kube-system   cfg   120m\n"
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "cfg", "namespace": "kube-system", "creationTimestamp": stamp(timedelta(hours=2))}}
+    assert tables.table("Lease", [lease], NOW) == "NAME   AGE\ncfg    120m\n"
+    assert tables.table("Lease", [lease], NOW, all_namespaces=True, no_headers=True) == "kube-system   cfg   120m\n"
+
+
+def test_configmaps_and_secrets_count_their_data_as_kubectl() -> None:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "creationTimestamp": stamp(timedelta(hours=2))}, "data": {"a": "1"}, "binaryData": {"b": "Ag=="}}
+    assert tables.table("ConfigMap", [cm], NOW) == "NAME   DATA   AGE\ncfg    2      120m\n"
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "creationTimestamp": stamp(timedelta(hours=2))}, "type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}}
+    assert tables.table("Secret", [secret], NOW) == "NAME   TYPE                DATA   AGE\ns      kubernetes.io/tls   2      120m\n"
 
 
 def test_endpoints_table_lists_three_addresses_then_how_many_more() -> None:

@@ -127,7 +127,7 @@ def test_json_output_follows_the_documented_schema(capsys: pytest.CaptureFixture
     assert code == 1
     doc = json.loads(out)
     assert doc["kind"] == "Verification" and doc["version"] == 1 and doc["agrees"] is False
-    assert set(doc["totals"]) == {"recorded", "engine", "matched", "notModelled", "divergences", "agreement"}
+    assert set(doc["totals"]) == {"recorded", "engine", "matched", "notModelled", "unobserved", "divergences", "agreement"}
     (owner,) = doc["owners"]
     first = owner["firstDivergence"]
     assert first["what"] == "different"
@@ -257,3 +257,25 @@ def test_a_bad_history_is_named_with_its_line(capsys: pytest.CaptureFixture[str]
     sidecar_path(history).write_text('{"type": "header", "outcomeVersion": 1}\n')
     code, _, err = kreplay(capsys, "verify", str(history))
     assert code == 1 and "bad.jsonl:1: op:" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("seed", ["fluentd-daemonset.jsonl", "nginx-statefulset.jsonl", "web-app-deployment.jsonl"])
+def test_the_in_memory_replay_is_the_log_kreplay_replay_appends(seed: str) -> None:
+    from engine import events as ev
+    from engine.store import EventStore
+    from replay.history import load_history
+    from replay.session import run
+
+    store = EventStore("memory:")
+    run(store, load_history(EXAMPLES / seed))
+    stored = [ev.encode(e) for e in store.read()]
+    assert stored == [ev.encode(e) for e in replay_history(EXAMPLES / seed).events]
+
+
+def test_engine_options_are_put_back_after_the_run(tmp_path: Path) -> None:
+    from engine.controllers import daemonset
+
+    capture = engine_capture(with_daemonset_max_unavailable(tmp_path, "50%"), tmp_path)
+    assert not verify(capture, options=["daemonset-max-unavailable-rounding=down"]).agrees
+    assert daemonset.MAX_UNAVAILABLE_ROUND_UP is True
+    assert verify(capture).agrees

@@ -37,11 +37,13 @@ from engine.api.objects import (
     DaemonSet,
     Deployment,
     Node,
+    OpaqueObject,
     PersistentVolumeClaim,
     Pod,
     ReplicaSet,
     Service,
     StatefulSet,
+    replace,
 )
 from engine.api.strategy import TEMPLATE_GENERATION, prepare_for_create, with_generation
 from engine.api.validation.apps import (
@@ -53,7 +55,7 @@ from engine.api.validation.apps import (
 )
 from engine.api.validation.core import validate_node, validate_pod, validate_service
 from engine.api.validation.field import FieldError, invalid
-from engine.api.validation.formats import dns1123_subdomain
+from engine.api.validation.formats import dns1123_label, dns1123_subdomain
 from engine.api.validation.meta import validate_meta, validate_meta_update
 
 __all__ = [
@@ -72,6 +74,7 @@ __all__ = [
 # pod the engine creates, schedules and runs, so a typo such as 100000 would run for minutes
 # and gigabytes; the bench scenarios go up to 10,000
 MAX_REPLICAS = 10_000
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def apply_defaults(obj: AnyObject) -> AnyObject:
@@ -93,6 +96,11 @@ def apply_defaults(obj: AnyObject) -> AnyObject:
         return default_node(obj)
     if isinstance(obj, PersistentVolumeClaim):
         return default_pvc(obj)
+    if isinstance(obj, OpaqueObject) and obj.kind == "Namespace" and obj.api_version == "v1":
+        # mirrors SetDefaults_Namespace: the label that lets selectors pick a namespace by name
+        if obj.metadata.labels.get(NAMESPACE_NAME_LABEL) != obj.metadata.name:
+            labels = {**obj.metadata.labels, NAMESPACE_NAME_LABEL: obj.metadata.name}
+            return replace(obj, metadata=replace(obj.metadata, labels=labels))
     return obj
 
 
@@ -117,6 +125,11 @@ def validate(obj: AnyObject, old: AnyObject | None) -> list[FieldError]:
         return validate_service(obj, old)  # type: ignore[arg-type]
     if isinstance(obj, ControllerRevision):
         return validate_controller_revision(obj, old)  # type: ignore[arg-type]
+    if isinstance(obj, OpaqueObject):
+        # a kind the engine does not model: its metadata only, namespaced as the API server
+        # placed it (ValidateNamespaceName: a Namespace's name is a DNS label)
+        check = dns1123_label if obj.kind == "Namespace" else dns1123_subdomain
+        return validate_meta(obj.metadata, old.metadata if old is not None else None, check, namespaced=bool(obj.metadata.namespace))
     # every other kind: ValidateObjectMeta with a DNS-subdomain name
     return validate_meta(obj.metadata, old.metadata if old is not None else None, dns1123_subdomain)
 

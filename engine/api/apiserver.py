@@ -16,11 +16,9 @@ import jsonpatch
 import msgspec
 
 from engine import events as ev
-from engine.api import admission
+from engine.api import admission, catalog
 from engine.api.names import generated_suffix, object_uid
 from engine.api.objects import (
-    API_VERSIONS,
-    CLUSTER_SCOPED,
     FOREGROUND,
     ORPHAN,
     Deployment,
@@ -28,8 +26,10 @@ from engine.api.objects import (
     Node,
     NodeCondition,
     ObjectDecodeError,
+    OpaqueObject,
     Pod,
     PodStatus,
+    api_version_of,
     decode_object,
     kind_of,
     replace,
@@ -63,13 +63,26 @@ class Audit(msgspec.Struct, frozen=True, kw_only=True):
     message: str = ""
     trigger: int = 0
     line: int = 0
+    source: str = ""
 
 
 Emit = Callable[..., ev.Event]
 
 
+def plural_of(kind: str) -> str:
+    """The resource name kube-apiserver's messages use: `pods`, `daemonsets.apps`, `jobs.batch`;
+    a custom resource's plural is guessed as kubectl does without discovery (lower case + s)."""
+    found = PLURALS.get(kind)
+    if found is not None:
+        return found
+    entry = catalog.BY_KIND.get(kind)
+    if entry is not None:
+        return f"{entry.plural}.{entry.group}" if entry.group else entry.plural
+    return kind.lower() + "s"
+
+
 def not_found(kind: str, name: str) -> Rejected:
-    return Rejected(f'{PLURALS.get(kind, kind.lower())} "{name}" not found', field="name")
+    return Rejected(f'{plural_of(kind)} "{name}" not found', field="name")
 
 
 class ApiServer:
@@ -110,7 +123,7 @@ class ApiServer:
         return replace(node, spec=replace(node.spec, taints=taints))
 
     def require(self, kind: str, namespace: str, name: str) -> KubeObject:
-        obj = self.cluster.get(kind, "" if kind in CLUSTER_SCOPED else namespace, name)
+        obj = self.cluster.get(kind, "" if self.cluster.cluster_scoped(kind) else namespace, name)
         if obj is None:
             raise not_found(kind, name)
         return obj
@@ -120,7 +133,7 @@ class ApiServer:
     def create(self, obj: KubeObject, audit: Audit) -> KubeObject:
         kind = kind_of(obj)
         meta = obj.metadata
-        namespace = "" if kind in CLUSTER_SCOPED else (meta.namespace or "default")
+        namespace = "" if self.cluster.cluster_scoped(kind) else (meta.namespace or "default")
         name = meta.name
         position = self.cluster.position + 1
         if not name and meta.generate_name:
@@ -131,7 +144,7 @@ class ApiServer:
                 if self.cluster.get(kind, namespace, name) is None:
                     break
         if self.cluster.get(kind, namespace, name) is not None:
-            raise Rejected(f'{PLURALS[kind]} "{name}" already exists', field="metadata.name")
+            raise Rejected(f'{plural_of(kind)} "{name}" already exists', field="metadata.name")
         meta = replace(
             meta,
             name=name,
@@ -141,7 +154,7 @@ class ApiServer:
             deletion_timestamp=None,
             resource_version=str(position),
         )
-        obj = replace(obj, api_version=API_VERSIONS[kind], metadata=meta)
+        obj = replace(obj, api_version=api_version_of(obj), metadata=meta)
         if isinstance(obj, Pod) and not obj.status.phase:
             obj = replace(obj, status=replace(obj.status, phase="Pending"))  # PrepareForCreate
         obj = self._admit(obj, None)
@@ -162,6 +175,9 @@ class ApiServer:
         candidate = replace(obj, api_version=old.api_version, metadata=meta)
         if hasattr(old, "status"):
             candidate = replace(candidate, status=old.status)  # status has its own endpoint
+        elif isinstance(old, OpaqueObject) and "status" in old.unmodeled and "status" not in candidate.unmodeled:
+            # a manifest without status leaves the stored one (a capture's writes carry theirs)
+            candidate = replace(candidate, unmodeled={**candidate.unmodeled, "status": old.unmodeled["status"]})
         candidate = self._admit(candidate, old)
         if candidate == old:
             return old  # a no-op write records nothing
@@ -186,7 +202,7 @@ class ApiServer:
         return candidate
 
     def delete(self, kind: str, namespace: str, name: str, audit: Audit, *, propagation: str = "Background", uid: str = "", force: bool = False) -> None:
-        obj = self.cluster.get(kind, "" if kind in CLUSTER_SCOPED else namespace, name)
+        obj = self.cluster.get(kind, "" if self.cluster.cluster_scoped(kind) else namespace, name)
         if obj is None or (uid and obj.metadata.uid != uid):
             if audit.line:
                 raise not_found(kind, name)
@@ -282,9 +298,10 @@ class ApiServer:
 
     def apply(self, obj: KubeObject, audit: Audit, cause: str = "") -> None:
         kind = kind_of(obj)
-        namespace = "" if kind in CLUSTER_SCOPED else (obj.metadata.namespace or "default")
+        namespace = "" if self.cluster.cluster_scoped(kind) else (obj.metadata.namespace or "default")
         obj = replace(obj, metadata=replace(obj.metadata, namespace=namespace))
         obj = _with_cause(obj, cause)
+        obj = self._resolve_owners(obj)
         old = self.cluster.get(kind, namespace, obj.metadata.name)
         self._check_user_write(obj, old)
         if old is None:
@@ -306,6 +323,23 @@ class ApiServer:
         )
         self.update(replace(obj, metadata=meta), audit)
 
+    def _resolve_owners(self, obj: KubeObject) -> KubeObject:
+        """A user's ownerReference whose uid names no live object, but whose kind and name do
+        (in the object's namespace, or cluster-scoped), gets that owner's uid: a replay gives
+        every object a new uid, so a manifest or capture can only mean its owner by name."""
+        refs = obj.metadata.owner_references
+        if not refs or all(r.uid in self.cluster.by_uid for r in refs):
+            return obj
+        resolved = []
+        for ref in refs:
+            if ref.uid not in self.cluster.by_uid:
+                namespace = "" if self.cluster.cluster_scoped(ref.kind) else obj.metadata.namespace
+                owner = self.cluster.get(ref.kind, namespace, ref.name)
+                if owner is not None:
+                    ref = replace(ref, uid=owner.metadata.uid)
+            resolved.append(ref)
+        return replace(obj, metadata=replace(obj.metadata, owner_references=resolved))
+
     def patch(self, kind: str, namespace: str, name: str, audit: Audit, *, merge: Any = None, json_patch: Any = None, cause: str = "") -> None:
         old = self.require(kind, namespace, name)
         body = to_manifest(old)
@@ -320,7 +354,7 @@ class ApiServer:
             raise Rejected("the patch must leave an object", field="json" if json_patch is not None else "merge")
         meta = body.get("metadata") or {}
         if not isinstance(meta, dict) or meta.get("name") != name or (
-            kind not in CLUSTER_SCOPED and meta.get("namespace") != old.metadata.namespace
+            not self.cluster.cluster_scoped(kind) and meta.get("namespace") != old.metadata.namespace
         ):
             raise Rejected("metadata.name and metadata.namespace cannot be changed by a patch", field="metadata")
         if body.get("kind") != kind:
@@ -386,6 +420,8 @@ class ApiServer:
     def _emit(self, event_type: type[ev.ObjectEvent], obj: KubeObject, audit: Audit) -> None:
         position = self.cluster.position + 1
         obj = replace(obj, metadata=replace(obj.metadata, resource_version=str(position)))
+        if type(obj) is OpaqueObject:
+            event_type = ev.OPAQUE_EVENTS[event_type]
         self.emit(event_type, object=obj, **audit_fields(audit))
 
     def _gone(self, obj: KubeObject, audit: Audit) -> None:
@@ -409,6 +445,7 @@ def audit_fields(audit: Audit) -> dict[str, Any]:
         "message": audit.message,
         "trigger": audit.trigger,
         "line": audit.line,
+        "source": audit.source,
     }
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import msgspec
 
+from engine.api import catalog
+
 IntOrString = int | str
 
 
@@ -416,6 +418,16 @@ class Service(KubeObject, tag="Service"):
     status: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
+class OpaqueObject(KubeObject, tag=False):
+    """An object of a kind the engine does not model (Namespace, ConfigMap, Job, a custom
+    resource, ...): apiVersion, kind and metadata typed, everything else kept as it came in
+    `unmodeled`. Not a member of the tagged union AnyObject (its kind is data, not a tag): the
+    events that carry one are engine.events' Opaque* events. engine.api.catalog decides which
+    kinds may be opaque."""
+
+    kind: str = ""
+
+
 AnyObject = (
     Pod
     | Node
@@ -455,7 +467,9 @@ API_VERSIONS: dict[str, str] = {
     "ControllerRevision": "apps/v1",
 }
 
-CLUSTER_SCOPED = frozenset({"Node"})
+# Node and every other built-in kind without a namespace (custom resources are cluster-scoped
+# when a CRD in the cluster says so: engine.api.state.Cluster.cluster_scoped)
+CLUSTER_SCOPED = frozenset({"Node"}) | catalog.CLUSTER_SCOPED_BUILTIN
 
 # metav1.FinalizerDeleteDependents and metav1.FinalizerOrphanDependents
 FOREGROUND = "foregroundDeletion"
@@ -465,7 +479,16 @@ UNMODELED = "__unmodeled__"
 
 
 def kind_of(obj: KubeObject) -> str:
+    if type(obj) is OpaqueObject:
+        return obj.kind  # type: ignore[attr-defined, no-any-return]
     return type(obj).__name__
+
+
+def api_version_of(obj: KubeObject) -> str:
+    """The apiVersion an object is served at: the modeled kinds' one, an opaque object's own."""
+    if type(obj) is OpaqueObject:
+        return obj.api_version
+    return API_VERSIONS[type(obj).__name__]
 
 
 # --- decoding with unmodeled fields kept ------------------------------------------------------
@@ -545,11 +568,11 @@ def decode_object(raw: Any, strict: bool = True) -> AnyObject:
         raise ObjectDecodeError("Object has no `kind`", "$.kind")
     cls = KINDS.get(kind)
     if cls is None:
-        raise ObjectDecodeError(
-            f"no kind {kind!r} is known; expected one of {', '.join(sorted(KINDS))}", "$.kind"
-        )
+        return decode_opaque(raw, strict)
     expected = API_VERSIONS[kind]
     api_version = raw.get("apiVersion", expected)
+    if api_version != expected and isinstance(api_version, str) and catalog.is_custom_group(catalog.split_api_version(api_version)[0]):
+        return decode_opaque(raw, strict)  # refused there: a custom resource named like a modeled kind
     if api_version != expected:
         raise ObjectDecodeError(
             f"{kind} is served as apiVersion {expected!r}, not {api_version!r}", "$.apiVersion"
@@ -564,6 +587,41 @@ def decode_object(raw: Any, strict: bool = True) -> AnyObject:
             raise ObjectDecodeError(schema.unknown_message(unknown), f"$.{unknown[0].path}")
     obj: AnyObject = decode_as(raw, cls)
     return obj
+
+
+def decode_opaque(raw: dict[str, Any], strict: bool = True) -> OpaqueObject:
+    """A manifest of a kind the engine does not model, if engine.api.catalog accepts the kind:
+    metadata decoded (and, for the built-in kinds whose schema kreplay carries, the whole object
+    checked under `strict`), the rest kept as it is."""
+    kind = raw["kind"]
+    api_version = raw.get("apiVersion")
+    if kind in KINDS and api_version in (None, "", API_VERSIONS[kind]):
+        raise ObjectDecodeError(f"{kind} is modeled: decode it with decode_object", "$.kind")
+    try:
+        if api_version is None or api_version == "":
+            api_version = catalog.without_api_version(kind).api_version
+        elif not isinstance(api_version, str):
+            raise ObjectDecodeError(f"Expected `str`, got `{type(api_version).__name__}`", "$.apiVersion")
+        elif catalog.check(api_version, kind) is None and kind in KINDS:
+            raise catalog.UnknownKind(f"a custom resource may not take the name of a kind the engine models ({kind}): kinds are told apart by name alone", "kind")
+    except catalog.UnknownKind as exc:
+        raise ObjectDecodeError(exc.message, f"$.{exc.field}") from None
+    if strict:
+        from engine.api import schema
+
+        if schema.known(api_version, kind):
+            problem, unknown = schema.check(raw, api_version, kind)
+            if problem is not None:
+                raise ObjectDecodeError(problem.message, f"$.{problem.path}")
+            if unknown:
+                raise ObjectDecodeError(schema.unknown_message(unknown), f"$.{unknown[0].path}")
+    metadata = raw.get("metadata")
+    try:
+        meta = ObjectMeta() if metadata is None else decode_as(metadata, ObjectMeta)
+    except ObjectDecodeError as exc:
+        raise ObjectDecodeError(exc.message, "$.metadata" + exc.path.removeprefix("$")) from None
+    rest = {k: v for k, v in raw.items() if k not in ("apiVersion", "kind", "metadata")}
+    return OpaqueObject(api_version=api_version, kind=kind, metadata=meta, unmodeled=rest)
 
 
 def _merge(value: Any, t: msgspec.inspect.Type | None) -> Any:
@@ -608,7 +666,7 @@ def to_manifest(obj: KubeObject) -> dict[str, Any]:
     body = to_builtins(obj)
     kind = body.pop("kind")
     body.pop("apiVersion", None)
-    return {"apiVersion": API_VERSIONS[kind], "kind": kind, **body}
+    return {"apiVersion": api_version_of(obj), "kind": kind, **body}
 
 
 def replace(obj: Any, **changes: Any) -> Any:

@@ -15,13 +15,23 @@ import msgspec
 from sortedcontainers import SortedList
 
 from engine import events as ev
-from engine.api.objects import KINDS, AnyObject, KubeObject, Node, Pod
+from engine.api.objects import (
+    CLUSTER_SCOPED,
+    KINDS,
+    AnyObject,
+    KubeObject,
+    Node,
+    OpaqueObject,
+    Pod,
+    kind_of,
+)
 
 ObjectKey = tuple[str, str, str]  # kind, namespace, name
+CRD = "CustomResourceDefinition"
 
 
 def object_key(obj: KubeObject) -> ObjectKey:
-    return (type(obj).__name__, obj.metadata.namespace, obj.metadata.name)
+    return (kind_of(obj), obj.metadata.namespace, obj.metadata.name)
 
 
 class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,6 +45,7 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     ready_at: list[tuple[str, str, datetime]]
     backoffs: list[tuple[str, float, datetime]]
     evictions: list[tuple[str, datetime, datetime]] = msgspec.field(default_factory=list)
+    opaque: list[OpaqueObject] = msgspec.field(default_factory=list)  # kinds not modeled
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -45,7 +56,10 @@ class Cluster:
     """Every object by kind, namespace and name, plus the engine's own recorded memory."""
 
     def __init__(self) -> None:
+        # the modeled kinds always; other kinds (opaque objects) from their first object on
         self.objects: dict[str, dict[tuple[str, str], KubeObject]] = {k: {} for k in KINDS}
+        # custom kinds a CustomResourceDefinition in the cluster declares `scope: Cluster`
+        self.cluster_scoped_custom: frozenset[str] = frozenset()
         self.position = 0
         self.now: datetime | None = None
         self.kubelet = ev.KubeletPolicy()
@@ -68,7 +82,14 @@ class Cluster:
     # --- reading -----------------------------------------------------------------------------
 
     def get(self, kind: str, namespace: str, name: str) -> KubeObject | None:
-        return self.objects[kind].get((namespace, name))
+        items = self.objects.get(kind)
+        return items.get((namespace, name)) if items is not None else None
+
+    def cluster_scoped(self, kind: str) -> bool:
+        """Whether objects of `kind` have no namespace: built-in kinds by Kubernetes' own
+        table, custom resources by the CustomResourceDefinition in the cluster (namespaced
+        when there is none, as most are)."""
+        return kind in CLUSTER_SCOPED or kind in self.cluster_scoped_custom
 
     def pod(self, namespace: str, name: str) -> Pod | None:
         obj = self.objects["Pod"].get((namespace, name))
@@ -80,7 +101,7 @@ class Cluster:
 
     def list(self, kind: str, namespace: str | None = None) -> list[KubeObject]:
         """Objects of a kind in (namespace, name) order."""
-        items = self.objects[kind]
+        items = self.objects.get(kind, {})
         keys = sorted(k for k in items if namespace is None or k[0] == namespace)
         return [items[k] for k in keys]
 
@@ -129,11 +150,12 @@ class Cluster:
                 position=self.position,
                 now=self.now,
                 kubelet=self.kubelet,
-                objects=[o for kind in sorted(self.objects) for o in self.list(kind)],  # type: ignore[misc]
+                objects=[o for kind in sorted(KINDS) for o in self.list(kind)],  # type: ignore[misc]
                 timers=[(*t, self.timer_set_at.get(t, 0)) for t in self.timers],
                 ready_at=sorted((ns, name, at) for (ns, name), at in self.ready_at.items()),
                 backoffs=sorted((k, d, u) for k, (d, u) in self.backoffs.items()),
                 evictions=sorted((k, c, d) for k, (c, d) in self.evictions.items()),
+                opaque=[o for kind in sorted(self.objects) if kind not in KINDS for o in self.list(kind)],  # type: ignore[misc]
             )
         )
 
@@ -143,6 +165,8 @@ class Cluster:
         cluster = cls()
         for obj in snap.objects:
             cluster._put(obj)
+        for opaque in snap.opaque:
+            cluster._put(opaque)
         cluster.position = snap.position
         cluster.now = snap.now
         cluster.kubelet = snap.kubelet
@@ -198,15 +222,22 @@ class Cluster:
 
     def _put(self, obj: KubeObject) -> None:
         kind, ns, name = key = object_key(obj)
-        old = self.objects[kind].get((ns, name))
+        items = self.objects.get(kind)
+        if items is None:
+            items = self.objects[kind] = {}
+        old = items.get((ns, name))
         if old is not None:
             self._unindex(key, old)
-        self.objects[kind][(ns, name)] = obj
+        items[(ns, name)] = obj
         self._index(key, obj)
+        if kind == CRD:
+            self._scopes()
 
     def _remove(self, key: ObjectKey) -> None:
         kind, ns, name = key
-        old = self.objects[kind].pop((ns, name), None)
+        old = self.objects.get(kind, {}).pop((ns, name), None)
+        if kind == CRD:
+            self._scopes()
         if old is not None:
             self._unindex(key, old)
             if kind == "Pod":
@@ -216,6 +247,17 @@ class Cluster:
                 key_text = f"{ns}/{name}"
                 for due in list(self.timer_dues.get(("kubelet", key_text), ())):
                     self._drop_timer((due, "kubelet", key_text))
+
+    def _scopes(self) -> None:
+        """The custom kinds the cluster's CRDs declare cluster-scoped."""
+        kinds = set()
+        for crd in self.objects.get(CRD, {}).values():
+            spec = crd.unmodeled.get("spec")
+            if isinstance(spec, dict) and spec.get("scope") == "Cluster":
+                names = spec.get("names")
+                if isinstance(names, dict) and isinstance(names.get("kind"), str):
+                    kinds.add(names["kind"])
+        self.cluster_scoped_custom = frozenset(kinds)
 
     def _index(self, key: ObjectKey, obj: KubeObject) -> None:
         meta = obj.metadata

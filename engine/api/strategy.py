@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from engine.api import catalog
 from engine.api.objects import (
     AnyObject,
     DaemonSet,
@@ -19,6 +20,7 @@ from engine.api.objects import (
     Deployment,
     DeploymentStatus,
     ObjectMeta,
+    OpaqueObject,
     PersistentVolumeClaim,
     PersistentVolumeClaimStatus,
     Pod,
@@ -53,8 +55,24 @@ def prepare_for_create(obj: AnyObject) -> AnyObject:
         return replace(obj, status=PodStatus(phase="Pending"))
     if isinstance(obj, Service):
         return replace(obj, status={})
+    if isinstance(obj, OpaqueObject):
+        return _prepare_opaque(obj)
     status = _EMPTY_STATUS.get(type(obj))
     return obj if status is None else replace(obj, status=status())
+
+
+def _prepare_opaque(obj: OpaqueObject) -> OpaqueObject:
+    """A Namespace starts Active with the `kubernetes` finalizer (namespaceStrategy's
+    PrepareForCreate); every other kind the engine does not model is stored as it came, status included (a
+    capture's Job keeps its recorded status: no controller would write it)."""
+    if obj.kind != "Namespace" or catalog.split_api_version(obj.api_version)[0]:
+        return obj
+    spec = obj.unmodeled.get("spec")
+    spec = dict(spec) if isinstance(spec, dict) else {}
+    finalizers = spec.get("finalizers")
+    if not isinstance(finalizers, list) or "kubernetes" not in finalizers:
+        spec["finalizers"] = [*(finalizers if isinstance(finalizers, list) else []), "kubernetes"]
+    return replace(obj, unmodeled={**obj.unmodeled, "spec": spec, "status": {"phase": "Active"}})
 
 
 def with_generation(new: AnyObject, old: AnyObject | None) -> AnyObject:

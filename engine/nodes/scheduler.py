@@ -106,6 +106,8 @@ class Scheduler:
         pod = cluster.pod(ns, name)
         if pod is None or pod.spec.node_name or pod.metadata.deletion_timestamp is not None:
             return []
+        if cluster.kubelet.recorded_bindings and held_for_binding(pod, cluster):
+            return []  # a history's recorded `bind` places it, as the capture's scheduler did
         # mirrors NodeAffinity.PreFilter: a metadata.name matchFields term names the only
         # candidate, so a daemon pod never walks the whole cluster
         target = pod_target_node(pod.spec)
@@ -142,3 +144,22 @@ class Scheduler:
             # named does not requeue the pod (see keys_for)
             return []
         return [cmd.ReportUnschedulable(namespace=ns, name=name, reason="unschedulable", message=message)]
+
+
+def held_for_binding(pod: Pod, cluster: Cluster) -> bool:
+    """Whether a `scheduler` line left this pod to recorded bindings: the pod itself
+    (`Pod/NS/NAME`) or its controller, or a ReplicaSet's Deployment (`Deployment/NS/NAME`)."""
+    recorded = cluster.kubelet.recorded_bindings
+    ns = pod.metadata.namespace or "default"
+    if f"Pod/{ns}/{pod.metadata.name}" in recorded:
+        return True
+    ref = next((r for r in pod.metadata.owner_references if r.controller), None)
+    if ref is None:
+        return False
+    if f"{ref.kind}/{ns}/{ref.name}" in recorded:
+        return True
+    if ref.kind == "ReplicaSet":
+        rs = cluster.get("ReplicaSet", ns, ref.name)
+        up = next((r for r in rs.metadata.owner_references if r.controller), None) if rs is not None else None
+        return up is not None and f"{up.kind}/{ns}/{up.name}" in recorded
+    return False

@@ -61,6 +61,7 @@ VERBS = (
     Verb("label", "label", SETTINGS, "Update the labels on a resource"),
     Verb("annotate", "annotate", SETTINGS, "Update the annotations on a resource"),
     Verb("completion", "completion", SETTINGS, "Output shell completion code for the specified shell (bash, zsh or fish)"),
+    Verb("import", "import_", REPLAY, "Import an audit log, watch stream, SimKube trace or snapshot as a history"),
     Verb("replay", "replay", REPLAY, "Replay a history file and run the controllers to rest"),
     Verb("advance", "advance", REPLAY, "Move virtual time forward so that due timers fire"),
     Verb("log", "log", REPLAY, "Print the event log, one event a line"),

@@ -11,6 +11,7 @@ def apply_files(args: argparse.Namespace, *, create_only: bool) -> int:
     """apply and create: the same road, except that create refuses what already exists."""
     import sys
 
+    from engine.api.objects import kind_of
     from engine.operations import Apply
     from replay.cli import resources
     from replay.cli.common import (
@@ -33,7 +34,7 @@ def apply_files(args: argparse.Namespace, *, create_only: bool) -> int:
     request = resources.Request.of(args, [])
     result = resources.build(request, None, verb=verb)
     if not result.infos:
-        raise UserError(f"error: {', '.join(args.filename)}: no objects passed to {verb}")
+        raise UserError(f"error: {', '.join(args.filename)}: no objects passed to {verb}")  # kubectl's words, after the files (every input error names its file)
     cause = (getattr(args, "cause", None) or "") or cause_of(args)
     errors: list[str] = []
     with open_store(args, write=True) as store:
@@ -56,7 +57,7 @@ def apply_files(args: argparse.Namespace, *, create_only: bool) -> int:
             for obj, was in zip(objects, existed, strict=True):
                 if not was:
                     texts.append(f"{noun(obj)} created")
-                elif touched(outcome, type(obj).__name__, obj.metadata.namespace, obj.metadata.name):
+                elif touched(outcome, kind_of(obj), obj.metadata.namespace, obj.metadata.name):
                     texts.append(f"{noun(obj)} configured")
                 else:
                     texts.append(f"{noun(obj)} unchanged")

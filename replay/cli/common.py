@@ -138,6 +138,36 @@ def add_at(p: argparse.ArgumentParser) -> None:
     p.add_argument("--at", default=None, metavar="TIME", help="Virtual time of the operation, RFC 3339 (default: the store's current virtual time).")
 
 
+def add_time_travel(p: argparse.ArgumentParser) -> None:
+    """`--at TIME` / `--position N`: read the cluster as it was then (reads only)."""
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--at", dest="travel_at", default="", metavar="TIME", help="Show the cluster as it was at this virtual time, RFC 3339 (the last log position at or before it).")
+    when.add_argument("--position", dest="travel_position", type=int, default=None, metavar="N", help="Show the cluster as it was right after log position N.")
+
+
+def travel_position(store: EventStore, args: argparse.Namespace) -> int | None:
+    """The position `--at`/`--position` ask for (None: the head). Raises UsageError for a time
+    that does not parse or a negative position, UserError for a position past the log's end."""
+    from datetime import UTC, datetime
+
+    text = getattr(args, "travel_at", "") or ""
+    position = getattr(args, "travel_position", None)
+    verb = " ".join(getattr(args, "verb_path", []) or []) or None
+    if text:
+        try:
+            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise UsageError(f"--at: {text!r} is not an RFC 3339 time such as 2026-11-20T10:05:00Z", verb=verb) from None
+        return store.position_at(when if when.tzinfo is not None else when.replace(tzinfo=UTC))
+    if position is None:
+        return None
+    if position < 0:
+        raise UsageError("--position: expected a non-negative integer", verb=verb)
+    if position > store.head:
+        raise UserError(f"error: --position {position} is past the end of the log (the last position is {store.head})")
+    return position
+
+
 def dry_run_strategy(args: argparse.Namespace) -> str:
     value = getattr(args, "dry_run", "none") or "none"
     if value in ("true",):  # kubectl's deprecated --dry-run=true means client
@@ -184,9 +214,13 @@ def open_store(args: argparse.Namespace, *, write: bool = False, create: bool = 
     return store
 
 
-def load_cluster(store: EventStore) -> Cluster:
+def load_cluster(store: EventStore, args: argparse.Namespace | None = None) -> Cluster:
+    """The cluster at the head, or where `--at`/`--position` travel to (given `args`)."""
     from projections import cluster_state
 
+    position = travel_position(store, args) if args is not None else None
+    if position is not None:
+        return cluster_state.at(store, position)
     return cluster_state.load(store)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from replay.cli.common import (
     UsageError,
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace, *, what: str, field: str, validate: Callable[[
         infos, errors = live_targets(args, resource_args, source, verb=verb)
         if args.list:
             for info in infos:
-                current = getattr(info.obj.metadata, field)
+                current = getattr(_metadata(info.obj), field)
                 out(f"Listing {what}s for {info.kind}.{resources.plural(info.kind).partition('.')[2] or ''}/{info.name}:".replace("./", "/"))
                 for key in sorted(current):
                     out(f"{key}={current[key]}")
@@ -102,12 +103,12 @@ def run(args: argparse.Namespace, *, what: str, field: str, validate: Callable[[
         at = operation_time(args, cluster)
         operations, messages, targets = [], [], []
         for info in infos:
-            current = dict(getattr(info.obj.metadata, field))
+            current = dict(getattr(_metadata(info.obj), field))
             if not args.overwrite:
                 for key, value in sets.items():
                     if key in current and current[key] != value:
                         raise UserError(f"error: '{key}' already has a value ({current[key]}), and --overwrite is false")
-            if args.resource_version and info.obj.metadata.resource_version != args.resource_version:
+            if args.resource_version and _metadata(info.obj).resource_version != args.resource_version:
                 raise UserError(f'Error from server (Conflict): Operation cannot be fulfilled on {resources.plural(info.kind)} "{info.name}": the object has been modified; please apply your changes to the latest version and try again')
             after = {**current, **sets}
             for key in removes:
@@ -123,3 +124,17 @@ def run(args: argparse.Namespace, *, what: str, field: str, validate: Callable[[
             targets.append((info.kind, info.namespace, info.name))
         commit(store, operations, args, messages, targets)
     return report_errors(errors)
+
+
+def _metadata(obj: Any) -> Any:
+    """An object's metadata, typed or (a kind shown as its manifest) read from the manifest."""
+    if not isinstance(obj, dict):
+        return obj.metadata
+    from types import SimpleNamespace
+
+    meta = obj.get("metadata") or {}
+    return SimpleNamespace(
+        labels=dict(meta.get("labels") or {}),
+        annotations=dict(meta.get("annotations") or {}),
+        resource_version=str(meta.get("resourceVersion") or ""),
+    )

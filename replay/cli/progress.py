@@ -88,3 +88,36 @@ def _isatty(stream: Any) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
+
+
+class ByteBar:
+    """A progress bar over the bytes of the files an import reads: `bar(n)` after each record."""
+
+    def __init__(self, total: int | None, mode: str, *, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = mode == "always" or (mode == "auto" and _isatty(self.stream))
+        self.total = total
+        self.bar: Any = None
+        self.pending = 0
+
+    def __call__(self, size: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=self.total, unit="B", unit_scale=True, unit_divisor=1024, file=self.stream,
+                delay=0 if self.stream is not sys.stderr or not _isatty(self.stream) else 1,
+                dynamic_ncols=True, leave=False, desc="import",
+            )
+        self.pending += size
+        if self.pending >= 1 << 20:
+            self.bar.update(self.pending)
+            self.pending = 0
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.update(self.pending)
+            self.bar.close()
+            self.bar = None

@@ -110,9 +110,9 @@ class Result:
     selection: Selection
 
 
-def resolve_type(text: str) -> list[str]:
+def resolve_type(text: str, custom: dict[str, str] | None = None) -> list[str]:
     """One TYPE argument to canonical kinds: `ds`, `deployments.apps`, `all`, `events`."""
-    from replay.kinds import UnknownKind, resolve
+    from replay.kinds import UnknownKind, resolve, resolve_in_history
 
     key = text.strip().lower()
     if key == "all":
@@ -124,28 +124,31 @@ def resolve_type(text: str) -> list[str]:
                 continue
         return kinds
     try:
-        return [resolve(text)]
+        return [resolve(text, custom)]
     except UnknownKind as exc:
         for suffix in (".v1", ".events.k8s.io", ".v1.events.k8s.io"):
             key = key.removesuffix(suffix)
         if key in DERIVED_ALIASES:
             return [DERIVED_ALIASES[key]]
-        raise UserError(f"error: {exc}") from None
+        try:
+            return [resolve_in_history(text.strip())]  # a custom resource's Kind, as manifests spell it
+        except UnknownKind:
+            raise UserError(f"error: {exc}") from None
 
 
-def _split_types(text: str) -> list[str]:
+def _split_types(text: str, custom: dict[str, str] | None = None) -> list[str]:
     """SplitResourceArgument: `pods,svc` -> kinds, duplicates dropped, order kept."""
     kinds: list[str] = []
     for part in text.split(","):
         if not part:
             continue
-        for kind in resolve_type(part):
+        for kind in resolve_type(part, custom):
             if kind not in kinds:
                 kinds.append(kind)
     return kinds
 
 
-def parse(request: Request, *, verb: str) -> Selection:
+def parse(request: Request, *, verb: str, custom: dict[str, str] | None = None) -> Selection:
     """The argument forms, as ResourceTypeOrNameArgs and FilenameParam accept them."""
     selection = Selection()
     args = [a for a in request.args]
@@ -173,12 +176,12 @@ def parse(request: Request, *, verb: str) -> Selection:
             type_, name = parts
             if not type_ or not name or len([p for p in type_.split(",") if p]) != 1:
                 raise UsageError("arguments in resource/name form must have a single resource and name", verb=verb)
-            for kind in resolve_type(type_):
+            for kind in resolve_type(type_, custom):
                 selection.tuples.append((kind, name))
         selection.single_item = len(selection.tuples) == 1
         return selection
     if args:
-        selection.types = _split_types(args[0])
+        selection.types = _split_types(args[0], custom)
         selection.names = list(args[1:])
         selection.single_item = len(selection.names) == 1 and len(selection.types) == 1
     return selection
@@ -194,7 +197,7 @@ def build(
 ) -> Result:
     """Look up what `request` names. Missing objects become kubectl's NotFound lines in
     `errors` (the verb decides whether to go on, as kubectl's ContinueOnError does)."""
-    selection = parse(request, verb=verb)
+    selection = parse(request, verb=verb, custom=source.custom_names() if source is not None else None)
     infos: list[Info] = []
     errors: list[str] = []
     if request.filenames:
@@ -262,9 +265,9 @@ def _labels(obj: Any) -> dict[str, str]:
 
 
 def plural(kind: str) -> str:
-    from engine.api.apiserver import PLURALS
+    from engine.api.apiserver import plural_of
 
-    return PLURALS.get(kind) or {"Event": "events", "Namespace": "namespaces", "Endpoints": "endpoints"}.get(kind) or kind.lower() + "s"
+    return plural_of(kind)
 
 
 def not_found(kind: str, name: str) -> str:
@@ -354,43 +357,31 @@ class FileDocument:
 
 
 def read_documents(paths: Sequence[str], recursive: bool = False) -> list[FileDocument]:
-    """The objects in -f arguments: files, directories (`-R` to recurse), `-` for stdin,
-    several documents per file, `List`s expanded; read within replay.safeload's limits (sizes,
-    nesting, aliases, duplicate keys), each with its file and line for errors."""
-    import sys
-
-    from replay.safeload import InputError, load_yaml_documents
+    """The objects in -f arguments: files, directories (`-R` to recurse), `-` for stdin, read
+    by replay.documents (several documents per file, concatenated JSON, `List`s expanded, gzip,
+    within replay.safeload's limits), each with its file and line for errors."""
+    from replay import documents
+    from replay.safeload import InputError
 
     found: list[FileDocument] = []
     for path in _expand(paths, recursive):
         try:
-            if path == "-":
-                stdin = sys.stdin
-                data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
-            else:
-                with open(path, "rb") as f:
-                    data = f.read()
-        except OSError as exc:
-            raise UserError(f"error: {path}: {exc.strerror}") from None
-        try:
-            documents = load_yaml_documents(data, path)
+            for entry in documents.entries(path):
+                found.append(FileDocument(entry.object, path, entry.line, entry.item, entry.lines))
         except InputError as exc:
             raise UserError(f"error: {exc}") from None
-        for doc in documents:
-            body = doc.data
-            if not isinstance(body, dict):
-                raise UserError("error: " + str(doc.error("", f"Expected an object, got {type(body).__name__}")))
-            if str(body.get("kind", "")).endswith("List") and isinstance(body.get("items"), list):
-                for j, item in enumerate(body["items"]):
-                    if not isinstance(item, dict):
-                        raise UserError("error: " + str(doc.error(f"items[{j}]", f"Expected an object, got {type(item).__name__}")))
-                    found.append(FileDocument(item, path, doc.line_of(f"items[{j}]"), f"items[{j}]", doc.line_of))
-                continue
-            found.append(FileDocument(body, path, doc.line, "", doc.line_of))
     return found
 
 
 # --- where objects come from ----------------------------------------------------------------------
+
+
+def _shown(obj: Any) -> Any:
+    """What the printers get: a typed object, or the manifest of an object of a kind the engine
+    does not model (an OpaqueObject), which they show as they show every manifest."""
+    from engine.api.objects import OpaqueObject, to_manifest
+
+    return to_manifest(obj) if type(obj) is OpaqueObject else obj
 
 
 class Source:
@@ -404,14 +395,20 @@ class Source:
     def _stored_kind(self, kind: str) -> bool:
         return kind in self.cluster.objects
 
+    def custom_names(self) -> dict[str, str]:
+        """kubectl's names for the custom kinds in the store (replay.kinds.custom_names)."""
+        from replay.kinds import custom_names
+
+        return custom_names(self.cluster.objects, self.cluster.list("CustomResourceDefinition"))
+
     def get(self, kind: str, namespace: str, name: str) -> Info | None:
         from engine.api.objects import CLUSTER_SCOPED
 
-        ns = "" if kind in CLUSTER_SCOPED or kind == "Namespace" else namespace
+        ns = "" if kind in CLUSTER_SCOPED or kind == "Namespace" or self.cluster.cluster_scoped(kind) else namespace
         if self._stored_kind(kind):
             obj = self.cluster.get(kind, ns, name)
             if obj is not None:
-                return Info(kind, ns, name, obj)
+                return Info(kind, ns, name, _shown(obj))
             if kind not in DERIVED_KINDS:
                 return None
         for info in self._derive(kind):
@@ -422,11 +419,11 @@ class Source:
     def list(self, kind: str, namespace: str | None) -> list[Info]:
         from engine.api.objects import CLUSTER_SCOPED
 
-        if kind in CLUSTER_SCOPED or kind == "Namespace":
+        if kind in CLUSTER_SCOPED or kind == "Namespace" or self.cluster.cluster_scoped(kind):
             namespace = None
         infos: list[Info] = []
         if self._stored_kind(kind):
-            infos = [Info(kind, o.metadata.namespace, o.metadata.name, o) for o in self.cluster.list(kind, namespace)]
+            infos = [Info(kind, o.metadata.namespace, o.metadata.name, _shown(o)) for o in self.cluster.list(kind, namespace)]
         if kind in DERIVED_KINDS:
             have = {(i.namespace, i.name) for i in infos}
             for info in self._derive(kind):

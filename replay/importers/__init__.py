@@ -1,8 +1,39 @@
 """Importers of real captures (Kubernetes audit logs, watch streams, SimKube traces, cluster
-snapshots), one module per source format, each decoding its records at the edge into the typed
-operations a history holds (what `replay.history.load_history` returns), keeping every record's
-source position for error messages and tolerating the fields it does not model. They may import
-`engine.api`, `engine.operations`, `engine.events`, `replay.history` and `replay.kinds`; they are
-pure decoders, so no store, loop, session, projections or CLI: the `kreplay import` verb writes
-what they return.
+snapshots), one module per source format, each decoding its records at the edge (msgspec) into
+the lines of a history in our format (each with its `source`), the recorded outcome
+(`replay.outcome`), the fields it had to infer and the records it skipped, counted by reason
+(`common.Imported`). `common` holds what they share (reading gzip transparently, sniffing the
+format, who did what); `inference` the least manifest for an object a capture never shows;
+`files` writes a result whole (temporary names, then renamed) or not at all.
+
+They may import `engine.api`, `engine.operations`, `replay.safeload`, `replay.history`,
+`replay.kinds`, `replay.outcome` and `replay.documents`; no store, loop, session, projections or
+CLI: the `kreplay import` verb (and `kreplay replay --from`) calls `import_captures` and writes
+what it returns.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from replay.importers.common import FORMATS, CaptureError, Imported, sniff
+
+
+def import_captures(paths: Sequence[str], format: str = "", progress: Callable[[int], None] | None = None) -> Imported:
+    """Import captures of one format (sniffed from the first when not given) and check that
+    every line is one the history loader accepts (lines it refuses are counted as skipped)."""
+    from replay.importers import audit, simkube, snapshot, watch
+    from replay.importers.common import validate
+
+    if not paths:
+        raise CaptureError(0, "", "no capture named")
+    fmt = format or sniff(paths[0])
+    if fmt not in FORMATS:
+        raise CaptureError(0, "", f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    reader = {"audit": audit.read, "watch": watch.read, "simkube": simkube.read, "snapshot": snapshot.read}[fmt]
+    result = reader(list(paths), progress)
+    validate(result)
+    return result
+
+
+__all__ = ["FORMATS", "CaptureError", "Imported", "import_captures"]

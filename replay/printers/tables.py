@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import Any
 
 from engine.api.objects import (
-    API_VERSIONS,
     CLUSTER_SCOPED,
     Container,
     ControllerRevision,
@@ -28,6 +27,7 @@ from engine.api.objects import (
     ReplicaSet,
     Service,
     StatefulSet,
+    api_version_of,
     kind_of,
 )
 from engine.api.selectors import format_labels, selector_string
@@ -403,6 +403,16 @@ def columns(kind: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     return None if entry is None else (entry[0], entry[1])
 
 
+def manifest_columns(kind: str) -> tuple[str, ...] | None:
+    """The default columns of a kind shown from manifests (ConfigMap, Secret), or None."""
+    entry = _MANIFEST_TABLES.get(kind) if kind in _OPAQUE_TABLES else None
+    return None if entry is None else entry[0]
+
+
+def manifest_cells(kind: str, body: Mapping[str, Any], now: datetime) -> list[str]:
+    return _MANIFEST_TABLES[kind][2](body, now, False)
+
+
 def cells(obj: KubeObject, now: datetime, *, wide: bool = True) -> list[str]:
     """One object's row, as `table` prints it (the wide columns too, unless `wide=False`)."""
     return _TABLES[kind_of(obj)][2](obj, now, wide)
@@ -479,6 +489,21 @@ def _endpoints_row(body: Mapping[str, Any], now: datetime, wide: bool) -> list[s
     return [str(_meta(body).get("name", "")), _endpoints_text(body), _age_of(body, now)]
 
 
+def _data_count(body: Mapping[str, Any]) -> str:
+    data, binary = body.get("data"), body.get("binaryData")
+    return str((len(data) if isinstance(data, dict) else 0) + (len(binary) if isinstance(binary, dict) else 0))
+
+
+def _configmap_row(body: Mapping[str, Any], now: datetime, wide: bool) -> list[str]:
+    """mirrors printConfigMap: DATA counts data and binaryData keys."""
+    return [str(_meta(body).get("name", "")), _data_count(body), _age_of(body, now)]
+
+
+def _secret_row(body: Mapping[str, Any], now: datetime, wide: bool) -> list[str]:
+    """mirrors printSecret."""
+    return [str(_meta(body).get("name", "")), str(body.get("type") or ""), _data_count(body), _age_of(body, now)]
+
+
 def _generic_row(body: Mapping[str, Any], now: datetime, wide: bool) -> list[str]:
     return [str(_meta(body).get("name", "")), _age_of(body, now)]
 
@@ -492,7 +517,10 @@ _MANIFEST_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...], _Row]] = {
     ),
     "Namespace": (("NAME", "STATUS", "AGE"), (), _namespace_row),
     "Endpoints": (("NAME", "ENDPOINTS", "AGE"), (), _endpoints_row),
+    "ConfigMap": (("NAME", "DATA", "AGE"), (), _configmap_row),
+    "Secret": (("NAME", "TYPE", "DATA", "AGE"), (), _secret_row),
 }
+_OPAQUE_TABLES = ("ConfigMap", "Secret")  # stored kinds the engine does not model with their own columns
 _GENERIC = (("NAME", "AGE"), (), _generic_row)  # kubectl's default table for kinds it knows no columns of
 
 
@@ -564,7 +592,9 @@ def table(
         header.append("LABELS")
         for obj, row in zip(objects, rows, strict=True):
             row.append(",".join(f"{k}={v}" for k, v in sorted(_labels_of(obj).items())) or "<none>")
-    if all_namespaces and kind not in CLUSTER_SCOPED and kind != "Namespace":
+    # a custom kind's scope is its CRD's: objects without a namespace are cluster-scoped ones
+    namespaced = kind not in CLUSTER_SCOPED and kind != "Namespace" and any(_namespace_of(o) for o in objects)
+    if all_namespaces and namespaced:
         header = ["NAMESPACE", *header]
         rows = [[_namespace_of(obj), *row] for obj, row in zip(objects, rows, strict=True)]
     lines = rows if no_headers else [header, *rows]
@@ -579,8 +609,7 @@ def resource_prefix(obj: Any) -> str:
     """`daemonset.apps`, `pod`, `event`: the kind and group kubectl names an object by."""
     if isinstance(obj, dict):
         return group_kind(str(obj.get("apiVersion", "v1")), str(obj.get("kind", "")))
-    kind = kind_of(obj)
-    return group_kind(API_VERSIONS[kind], kind)
+    return group_kind(api_version_of(obj), kind_of(obj))
 
 
 def resource_name(obj: Any) -> str:

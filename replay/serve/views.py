@@ -214,6 +214,9 @@ def _column(header: str, priority: int) -> dict[str, Any]:
 
 def columns(resource: Resource) -> list[dict[str, Any]]:
     known = tables.columns(resource.kind)
+    opaque = tables.manifest_columns(resource.kind)
+    if opaque is not None:
+        return [_column(h, 0) for h in opaque]
     if known is None:
         headers = ("NAME", "STATUS", "AGE") if resource.kind == "Namespace" else ("NAME", "AGE")
         return [_column(h, 0) for h in headers]
@@ -235,6 +238,8 @@ def cells(item: Item, resource: Resource, now: datetime) -> list[Any]:
     if not isinstance(item, dict) and tables.columns(resource.kind) is not None:
         return list(tables.cells(item, now))
     body = manifest_of(item, resource)
+    if tables.manifest_columns(resource.kind) is not None:
+        return list(tables.manifest_cells(resource.kind, body, now))
     age = age_since(_created(body), now)
     if resource.kind == "Namespace":
         return [name_of(item), str((body.get("status") or {}).get("phase", "")), age]

@@ -37,6 +37,9 @@ NOT_MODELLED = {
     "controller, Choices); decisions are compared by the revision the hash names",
     "daemonset-node-order": "which node a DaemonSet rolling update takes next is arbitrary upstream (a Go map "
     "walk); the engine walks nodes by name (README: DaemonSet controller, Choices)",
+    "not-recorded": "the capture does not hold some fields of these writes (a Metadata-level audit log has no "
+    "bodies, so roles were inferred from names and a new ReplicaSet's size is unknown; a watch stream does not say "
+    "who deleted): those fields are not compared",
 }
 
 
@@ -58,6 +61,7 @@ class OwnerResult(msgspec.Struct, kw_only=True):
     actual: int = 0  # decisions in the actual log
     matched: int = 0  # expected decisions the actual log agrees with
     not_modelled: int = 0  # expected decisions differing only in what is not modelled
+    unobserved: int = 0  # actual decisions of a kind the capture cannot show (not compared)
     divergences: list[Divergence] = msgspec.field(default_factory=list)
     notes: dict[str, int] = msgspec.field(default_factory=dict)  # not-modelled reason -> count
 
@@ -85,6 +89,7 @@ class Comparison(msgspec.Struct, kw_only=True):
             "actual": sum(o.actual for o in self.owners),
             "matched": sum(o.matched for o in self.owners),
             "notModelled": sum(o.not_modelled for o in self.owners),
+            "unobserved": sum(o.unobserved for o in self.owners),
             "divergences": sum(len(o.divergences) for o in self.owners),
         }
 
@@ -169,6 +174,17 @@ def _translate(d: Decision, mapping: dict[str, str]) -> tuple[Decision, bool]:
 # --- aligning ------------------------------------------------------------------------------------
 
 
+_BLANK = {"replicas": None, "hash": "", "name": "", "revision": "", "controller": ""}
+
+
+def _blanked(d: Decision, blank: frozenset[tuple[str, str, str]]) -> Decision:
+    """The decision without the fields the capture did not record for its action and kind."""
+    if not blank:
+        return d
+    fields = {f: _BLANK[f] for a, k, f in blank if a == d.action and k == d.kind and f in _BLANK}
+    return msgspec.structs.replace(d, **fields) if fields else d
+
+
 def _is_ds_pod(d: Decision) -> bool:
     return d.kind == "Pod" and d.owner.startswith("DaemonSet/") and d.key.startswith("node=")
 
@@ -187,7 +203,9 @@ def _bursts(
     burst: list[tuple[Traced, Decision, float]] = []
 
     def flush() -> None:
-        out.extend(sorted(burst, key=lambda x: _align_key(x[1], strip_nodes)))
+        if len(burst) > 1:
+            burst.sort(key=lambda x: _align_key(x[1], strip_nodes))
+        out.extend(burst)
         burst.clear()
 
     for item in items:
@@ -215,6 +233,8 @@ def _compare_owner(
     burst_tolerance: float,
     latencies: list[float],
     strip_nodes: bool = True,
+    blank: frozenset[tuple[str, str, str]] = frozenset(),
+    observed: frozenset[tuple[str, str]] | None = None,
 ) -> OwnerResult:
     result = OwnerResult(owner=owner, expected=len(expected), actual=len(actual))
     divergences: list[tuple[float, int, Divergence]] = []
@@ -227,12 +247,21 @@ def _compare_owner(
 
     exp: list[tuple[Traced, Decision, float]] = []
     translated: set[int] = set()
+    unrecorded: set[int] = set()
     for t in expected:
         d, changed = _translate(t.decision, mapping)
         if changed:
             translated.add(id(t))
-        exp.append((t, d, parse_at(t.at)))
-    act = [(t, t.decision, parse_at(t.at)) for t in actual]
+        if t.unrecorded:
+            unrecorded.add(id(t))
+        exp.append((t, _blanked(d, blank), parse_at(t.at)))
+    act = []
+    for t in actual:
+        d = t.decision
+        if observed is not None and d.action != "status" and (d.action, d.kind) not in observed:
+            result.unobserved += 1
+            continue
+        act.append((t, _blanked(d, blank), parse_at(t.at)))
 
     exp_actions = _bursts([x for x in exp if x[1].action != "status"], burst_tolerance, strip_nodes)
     act_actions = _bursts([x for x in act if x[1].action != "status"], 0.0, strip_nodes)
@@ -255,7 +284,10 @@ def _compare_owner(
             return
         if _is_ds_pod(e[1]):
             act_nodes[encode_decision(e[1])] -= 1
-        if id(e[0]) in translated:
+        if id(e[0]) in unrecorded:
+            result.not_modelled += 1
+            note("not-recorded")
+        elif id(e[0]) in translated:
             result.not_modelled += 1
             note("hash-value")
         else:
@@ -263,8 +295,7 @@ def _compare_owner(
 
     ek = [_align_key(x[1], strip_nodes) for x in exp_actions]
     ak = [_align_key(x[1], strip_nodes) for x in act_actions]
-    matcher = difflib.SequenceMatcher(None, ek, ak, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in _opcodes(ek, ak):
         if tag == "equal":
             for k in range(i2 - i1):
                 matched(exp_actions[i1 + k], act_actions[j1 + k])
@@ -326,6 +357,31 @@ def _compare_owner(
     return result
 
 
+def _opcodes(a: list[bytes], b: list[bytes]) -> list[tuple[str, int, int, int, int]]:
+    """SequenceMatcher's opcodes, with the common head and tail taken off first (the usual case
+    is two logs that agree almost everywhere; the matcher is quadratic on repeated items)."""
+    n = min(len(a), len(b))
+    head = 0
+    while head < n and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    out: list[tuple[str, int, int, int, int]] = []
+    if head:
+        out.append(("equal", 0, head, 0, head))
+    mid_a, mid_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if mid_a or mid_b:
+        if not mid_a or not mid_b:
+            out.append(("insert" if not mid_a else "delete", head, head + len(mid_a), head, head + len(mid_b)))
+        else:
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False).get_opcodes():
+                out.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
+    if tail:
+        out.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    return out
+
+
 def _lockstep(
     owner: str,
     exp: list[tuple[Traced, Decision, float]],
@@ -362,11 +418,15 @@ def compare(
     tolerance: float = DEFAULT_TOLERANCE,
     expected_is_capture: bool = True,
     owners: Callable[[str], bool] | None = None,
+    observed: frozenset[tuple[str, str]] | None = None,
 ) -> Comparison:
     """Compare owner by owner (every owner of either log, sorted). `expected_is_capture`: the
     expected log is a real cluster's (bursts span the tolerance, hash values and DaemonSet node
-    order are not modelled); otherwise both are engine logs and everything is compared."""
+    order are not modelled); otherwise both are engine logs and everything is compared.
+    `observed`: the (action, kind) pairs the capture can show (None: all); the actual log's
+    other actions are counted as unobserved, not compared."""
     mapping = hash_mapping(expected, actual) if expected_is_capture else {}
+    blank = frozenset((t.decision.action, t.decision.kind, f) for t in expected for f in t.unrecorded)
     latencies: list[float] = []
     results: list[OwnerResult] = []
     names: Sequence[str] = sorted(set(expected.owners) | set(actual.owners))
@@ -383,6 +443,8 @@ def compare(
                 tolerance if expected_is_capture else 0.0,
                 latencies,
                 strip_nodes=expected_is_capture,
+                blank=blank,
+                observed=observed,
             )
         )
     return Comparison(owners=results, latencies=latencies, tolerance=tolerance)

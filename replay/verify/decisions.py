@@ -139,6 +139,9 @@ class Traced(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     reason: str = ""
     message: str = ""
     trigger: int = 0
+    # decision fields the capture did not hold (a body-less write: its role was inferred from
+    # names), which a comparison must not hold against the engine
+    unrecorded: tuple[str, ...] = ()
 
 
 @dataclass
@@ -146,6 +149,7 @@ class DecisionLog:
     """Per owner, its decisions in order (with provenance)."""
 
     owners: dict[str, list[Traced]] = field(default_factory=dict)
+    unattributed: int = 0  # recorded body-less writes no owner could be inferred for
 
     def add(self, traced: Traced) -> None:
         self.owners.setdefault(traced.decision.owner, []).append(traced)
@@ -195,9 +199,34 @@ def decode(data: bytes) -> DecisionLog:
 
 
 def _as_dict(obj: Any) -> dict[str, Any]:
+    """An engine object as the dict a decision needs (the API's field names): metadata, the
+    spec fields roles are read from, the status; the rest of the object is left out."""
     if isinstance(obj, dict):
         return obj
-    out: dict[str, Any] = msgspec.to_builtins(obj)
+    kind = type(obj).__name__
+    meta = obj.metadata
+    out: dict[str, Any] = {
+        "metadata": {
+            "name": meta.name,
+            "generateName": meta.generate_name,
+            "namespace": meta.namespace,
+            "labels": meta.labels,
+            "annotations": meta.annotations,
+            "ownerReferences": [
+                {"kind": r.kind, "name": r.name, "controller": r.controller} for r in meta.owner_references
+            ],
+        }
+    }
+    if kind == "Pod":
+        spec = obj.spec
+        out["spec"] = {"nodeName": spec.node_name}
+        if spec.affinity is not None:
+            out["spec"]["affinity"] = msgspec.to_builtins(spec.affinity)
+    elif kind in OWNER_KINDS:
+        out["spec"] = {"replicas": getattr(obj.spec, "replicas", None)}
+        out["status"] = msgspec.to_builtins(obj.status)
+    elif kind == "ControllerRevision":
+        out["revision"] = obj.revision
     return out
 
 
@@ -276,6 +305,7 @@ class _Builder:
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.deleted: set[tuple[str, str, str]] = set()
         self.last_status: dict[str, dict[str, Any]] = {}
+        self.unattributed = 0  # body-less writes no role could be inferred for
 
     # what is known about objects the controllers did not write (the user's objects); `obj` is
     # a dict, or an engine object turned into one only if a decision needs it
@@ -335,7 +365,8 @@ class _Builder:
             key = f"revision={created}" if created else f"name={name}"
             revision = str(annotations.get(REVISION_ANNOTATION) or "")
             hash_ = str(labels.get(POD_TEMPLATE_HASH) or "")
-            replicas = int(((obj.get("spec") or {}).get("replicas")) or 0)
+            spec_replicas = (obj.get("spec") or {}).get("replicas")
+            replicas = int(spec_replicas) if spec_replicas is not None else None
         elif kind == "ControllerRevision":
             revision = str(obj.get("revision") or "")
             key = f"revision={revision}"
@@ -363,6 +394,31 @@ class _Builder:
         before = self.objects.get(ident)
         if before is not None:
             before = _as_dict(before)
+        if obj is None and before is None and verb in ("create", "delete") and kind in CHILD_KINDS:
+            inferred = self._infer(kind, ns, name, controller)
+            if inferred is None:
+                self.unattributed += 1
+                return
+            obj, unrecorded = inferred
+            provenance = {**provenance, "unrecorded": (*provenance.get("unrecorded", ()), *unrecorded)}
+        if (
+            verb == "update"
+            and obj is not None
+            and before is not None
+            and kind in CHILD_KINDS
+            and _meta(obj).get("uid")
+            and _meta(before).get("uid")
+            and _meta(obj).get("uid") != _meta(before).get("uid")
+        ):
+            verb = "create"  # a new uid under the old name: the object was made again (a watch stream)
+        if (
+            verb == "update"
+            and obj is not None
+            and kind in CHILD_KINDS
+            and _meta(obj).get("deletionTimestamp")
+            and not (before and _meta(before).get("deletionTimestamp"))
+        ):
+            verb = "delete"  # a graceful deletion seen as the object's change (a watch stream)
         if verb == "delete":
             if ident in self.deleted:
                 return  # the deletion was already decided (graceful delete, then removal)
@@ -419,6 +475,52 @@ class _Builder:
             self._add(Decision(owner=owner, action="update", kind=kind, key=key, controller=controller,
                                name=exact, revision=revision, hash=hash_), provenance)
 
+    def _infer(self, kind: str, ns: str, name: str, controller: str) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+        """A body-less write (a Metadata-level audit log) named by role from its name alone,
+        where names say enough: a Deployment's ReplicaSet (`DEPLOYMENT-HASH`, revision by
+        creation order), a ReplicaSet's pod (`RS-SUFFIX`), a StatefulSet's pod (`SET-N`).
+        Returns a stand-in body and the decision fields it could not know."""
+        if not name:
+            return None  # a generateName create: the name the server gave is not recorded
+        if kind == "ReplicaSet" and controller == "deployment-controller":
+            owners = [d for (k, n, d) in self.objects if k == "Deployment" and n == ns and name.startswith(d + "-")]
+            if not owners:
+                return None
+            deployment = max(owners, key=len)
+            hash_ = name[len(deployment) + 1 :]
+            created = sum(1 for (n, _r), o in self.rs_owner.items() if n == ns and o.startswith(f"ReplicaSet/{ns}/{deployment}@"))
+            body = {
+                "metadata": {
+                    "name": name,
+                    "namespace": ns,
+                    "labels": {POD_TEMPLATE_HASH: hash_},
+                    "annotations": {REVISION_ANNOTATION: str(created + 1)},
+                    "ownerReferences": [{"kind": "Deployment", "name": deployment, "controller": True}],
+                },
+                "spec": {},
+            }
+            return body, ("replicas",)
+        if kind == "Pod" and controller == "replicaset-controller":
+            rs = name.rsplit("-", 1)[0]
+            if (ns, rs) not in self.rs_owner:
+                return None
+            owner = self.rs_owner[(ns, rs)]
+            labels = {}
+            if "@revision=" in owner:
+                deployment = owner.split("/", 2)[2].split("@", 1)[0]
+                labels[POD_TEMPLATE_HASH] = rs[len(deployment) + 1 :]
+            body = {"metadata": {"name": name, "namespace": ns, "generateName": rs + "-", "labels": labels,
+                                 "ownerReferences": [{"kind": "ReplicaSet", "name": rs, "controller": True}]}}
+            return body, ()
+        if kind == "Pod" and controller == "statefulset-controller":
+            base, _, ordinal = name.rpartition("-")
+            if not ordinal.isdigit() or not any(k == "StatefulSet" and n == ns and d == base for (k, n, d) in self.objects):
+                return None
+            body = {"metadata": {"name": name, "namespace": ns,
+                                 "ownerReferences": [{"kind": "StatefulSet", "name": base, "controller": True}]}}
+            return body, ("hash",)
+        return None
+
     def _add(self, decision: Decision, provenance: dict[str, Any]) -> None:
         self.log.add(Traced(decision=decision, **provenance))
 
@@ -469,7 +571,7 @@ def from_events(events: Iterable[ev.Event]) -> DecisionLog:
             if event.by not in _CONTROLLERS:
                 builder.see(kind, ns, name, event.object)
                 continue
-            obj = msgspec.to_builtins(event.object)
+            obj = _as_dict(event.object)
         provenance = {
             "at": _iso(event.at),
             "position": event.position,
@@ -486,10 +588,69 @@ def from_events(events: Iterable[ev.Event]) -> DecisionLog:
 # --- from a recorded outcome ---------------------------------------------------------------------
 
 
-def _verb(write: RecordedWrite) -> str:
+class _LeanMeta(msgspec.Struct, kw_only=True, rename="camel"):
+    name: str = ""
+    generate_name: str = ""
+    namespace: str = ""
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    owner_references: list[dict[str, Any]] | None = None
+    deletion_timestamp: str | None = None
+    uid: str = ""
+
+
+class _LeanSpec(msgspec.Struct, kw_only=True, rename="camel"):
+    replicas: int | None = None
+    node_name: str = ""
+    affinity: dict[str, Any] | None = None
+
+
+class LeanObject(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What a decision reads of a recorded object; the rest of the body is skipped unread."""
+
+    kind: str = ""
+    metadata: _LeanMeta = msgspec.field(default_factory=_LeanMeta)
+    spec: _LeanSpec | None = None
+    status: dict[str, Any] | None = None
+    revision: int | None = None
+
+
+class LeanWrite(msgspec.Struct, tag="write", tag_field="type", kw_only=True, rename={"audit_id": "auditID"}):
+    """A sidecar `write` line (`replay.outcome.RecordedWrite`) with a `LeanObject` body: what
+    `verify` decodes, several times faster than the whole body."""
+
+    at: str
+    controller: str
+    verb: str
+    kind: str
+    name: str
+    namespace: str = ""
+    subresource: str = ""
+    user: str = ""
+    code: int = 200
+    object: LeanObject | None = None
+    source: str = ""
+    audit_id: str = ""
+
+    @property
+    def applied(self) -> bool:
+        return 200 <= self.code < 300
+
+
+_OWN_CONTROLLER = {
+    "DaemonSet": "daemonset-controller",
+    "StatefulSet": "statefulset-controller",
+    "Deployment": "deployment-controller",
+    "ReplicaSet": "replicaset-controller",
+}
+
+
+def _verb(write: RecordedWrite | LeanWrite) -> str:
     if write.verb == "delete" or write.verb == "deletecollection":
         return "delete"
-    if write.subresource == "status":
+    if write.subresource == "status" or _OWN_CONTROLLER.get(write.kind) == write.controller:
+        # a workload's own controller writes its status (a watch stream cannot tell the
+        # status subresource from the object; a write that changes no status field is dropped)
         return "status"
     if write.verb == "create":
         return "create"
@@ -497,33 +658,51 @@ def _verb(write: RecordedWrite) -> str:
 
 
 def from_outcome(
-    writes: Iterable[RecordedWrite],
+    writes: Iterable[RecordedWrite] | Iterable[LeanWrite],
     *,
     known: Sequence[tuple[str, dict[str, Any]]] = (),
     line_at: Callable[[str], int] | None = None,
+    deleter_unknown: bool = False,
 ) -> DecisionLog:
     """The decision log of a recorded outcome's writes (in the sidecar's order). `known` holds
     (kind, object) pairs the controllers did not write but whose names deletions may refer to
-    (the objects of the history); `line_at(at)` names the history line in force at a time."""
+    (the objects of the history); `line_at(at)` names the history line in force at a time;
+    `deleter_unknown`: the capture cannot say who deleted (a watch stream), so a deletion's
+    `controller` is not recorded."""
     builder = _Builder()
     for kind, obj in known:
         meta = _meta(obj)
         builder.see(kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""), obj)
+    writes = list(writes)
+    # an object first seen in its deletion (a watch stream that never showed it before) was not
+    # seen created: its creation is not a recorded decision
+    first_seen_deleted = {
+        i
+        for i, (w, nxt) in enumerate(zip(writes, writes[1:], strict=False))
+        if w.verb == "create" and nxt.verb == "delete" and (w.kind, w.namespace, w.name, w.at) == (nxt.kind, nxt.namespace, nxt.name, nxt.at)
+    }
     for record, write in enumerate(writes, 2):
+        if record - 2 in first_seen_deleted:
+            continue
         if not write.applied or write.controller not in _CONTROLLERS:
             continue
         if write.kind not in _WATCHED:
             continue
-        provenance = {
+        provenance: dict[str, Any] = {
             "at": write.at,
             "line": line_at(write.at) if line_at is not None else 0,
             "source": write.source,
             "record": record,
         }
+        if deleter_unknown and write.verb == "delete":
+            provenance["unrecorded"] = ("controller",)
         obj = write.object
+        if obj is not None and not isinstance(obj, dict):
+            obj = msgspec.to_builtins(obj)
         if obj is not None and write.verb == "delete" and obj.get("kind") == "Status":
             obj = None  # a delete answered with a Status names nothing more
         builder.write(_verb(write), write.kind, write.namespace, write.name, obj, write.controller, provenance)
+    builder.log.unattributed = builder.unattributed
     return builder.log
 
 

@@ -19,7 +19,6 @@ A and B are stores (a store URL, or a SQLite file) or histories (replayed in mem
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +28,7 @@ import msgspec
 
 from engine import events as ev
 from engine.api.state import Cluster
-from replay.verify.compare import Comparison, compare, parse_at
+from replay.verify.compare import Comparison, _opcodes, compare, parse_at
 from replay.verify.decisions import OWNER_KINDS, DecisionLog, Traced, encode_decision, from_events
 
 JSON_VERSION = 1
@@ -62,10 +61,7 @@ def load_run(text: str, *, options: Sequence[str] = ()) -> Run:
             replayed = replay_history(text, options=options)
         except VerifyError as exc:
             raise DiffError(str(exc)) from None
-        cluster = Cluster()
-        for event in replayed.events:
-            cluster.evolve(event)
-        return Run(source=text, events=replayed.events, cluster=cluster)
+        return Run(source=text, events=replayed.events, cluster=replayed.cluster)
     url = text
     if ":" not in text or (Path(text).exists() and not text.startswith(("sqlite:", "postgresql:", "memory:"))):
         if not Path(text).exists():
@@ -292,7 +288,7 @@ def timeline(a: list[Traced], b: list[Traced]) -> list[Step]:
     ka = [encode_decision(t.decision) for t in a]
     kb = [encode_decision(t.decision) for t in b]
     steps: list[Step] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in _opcodes(ka, kb):
         if tag == "equal":
             steps.extend(Step(mark="=", a=a[i1 + k], b=b[j1 + k]) for k in range(i2 - i1))
             continue

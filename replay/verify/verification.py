@@ -17,11 +17,12 @@ from typing import Any
 import msgspec
 
 from engine import events as ev
+from engine.api.state import Cluster
 from engine.operations import AnyOperation
-from engine.store import EventStore
 from projections.audit_trail import entry_for
 from replay.outcome import (
     CONTROLLERS,
+    OUTCOME_VERSION,
     Header,
     OutcomeError,
     RecordedWrite,
@@ -30,7 +31,14 @@ from replay.outcome import (
 )
 from replay.verify import engine_options
 from replay.verify.compare import DEFAULT_TOLERANCE, NOT_MODELLED, Comparison, Divergence, compare
-from replay.verify.decisions import Decision, DecisionLog, Traced, from_events, from_outcome
+from replay.verify.decisions import (
+    Decision,
+    DecisionLog,
+    LeanWrite,
+    Traced,
+    from_events,
+    from_outcome,
+)
 from replay.why import format_event
 
 JSON_VERSION = 1
@@ -46,6 +54,7 @@ class Replayed(msgspec.Struct, kw_only=True):
     source: str
     operations: list[AnyOperation]
     events: list[ev.AnyEvent]
+    cluster: Cluster
     times: list[float] = msgspec.field(default_factory=list)  # each operation's time, in seconds
 
     def line_at(self, at: str) -> int:
@@ -65,28 +74,31 @@ def replay_history(
     settle: timedelta = timedelta(hours=1),
     operations: list[AnyOperation] | None = None,
 ) -> Replayed:
-    """Replay a history file into a private memory store (raises VerifyError for bad input)."""
-    from engine.loop import LoopError
+    """Replay a history in memory (raises VerifyError for bad input). The engine runs exactly
+    as `kreplay replay` runs it (each operation, then to rest within `settle` of virtual time),
+    so the events are those `replay` would append; they are kept in memory, not in a store,
+    since verify only reads them once."""
+    from engine.loop import Engine, LoopError
     from engine.operations import Rejected
     from replay.history import HistoryError, load_history, locate
-    from replay.session import run
 
     if operations is None:
         try:
             operations = load_history(path)
         except HistoryError as exc:
             raise VerifyError(f"error: {exc}") from None
-    store = EventStore("memory:")
     try:
         with engine_options.applied(options):
-            run(store, operations, settle_limit=settle, description=f"kreplay verify {path}")
+            engine = Engine(settle_limit=settle)
+            for operation in operations:
+                engine.run([operation])
+            if engine.now is not None:
+                engine.finish(bound=engine.now + settle)
     except Rejected as exc:
         raise VerifyError(f"error: {locate(exc, operations, str(path))}") from None
     except LoopError as exc:
         raise VerifyError(f"error: {path}: the engine could not replay it: {exc}") from None
-    events = list(store.read())
-    store.close()
-    return Replayed(source=str(path), operations=operations, events=events)
+    return Replayed(source=str(path), operations=operations, events=engine.take_events(), cluster=engine.cluster)
 
 
 def _known_objects(events: Sequence[ev.Event]) -> list[tuple[str, dict[str, Any]]]:
@@ -130,6 +142,7 @@ class Verification(msgspec.Struct, kw_only=True):
                 "engine": totals["actual"],
                 "matched": totals["matched"],
                 "notModelled": totals["notModelled"],
+                "unobserved": totals["unobserved"],
                 "divergences": totals["divergences"],
                 "agreement": round(totals["matched"] / totals["expected"], 6) if totals["expected"] else 1.0,
             },
@@ -145,6 +158,7 @@ class Verification(msgspec.Struct, kw_only=True):
                     "engine": o.actual,
                     "matched": o.matched,
                     "notModelled": o.not_modelled,
+                    "unobserved": o.unobserved,
                     "divergences": len(o.divergences),
                     "agreement": round(o.agreement, 6),
                     "firstDivergence": divergence_json(o.first, self.events) if o.first else None,
@@ -190,6 +204,19 @@ class Verification(msgspec.Struct, kw_only=True):
             )
         for what, n in c.notes().items():
             lines.append(f"not modelled ({n} decisions): {NOT_MODELLED.get(what, what)}")
+        if t["unobserved"]:
+            lines.append(
+                f"unobserved ({t['unobserved']} engine decisions): of kinds this {self.header.format or ''} capture "
+                f"cannot show, so not compared"
+            )
+        for why, n in self.ignored.items():
+            lines.append(f"recorded writes that are no decision ({n}): {why}")
+        if self.header.inferred:
+            lines.append(
+                f"inferred by the import ({len(self.header.inferred)} objects): "
+                + "; ".join(f"{k}: {', '.join(v)}" for k, v in sorted(self.header.inferred.items())[:3])
+                + (" ..." if len(self.header.inferred) > 3 else "")
+            )
         for o in diverging:
             shown = o.divergences if all_divergences else o.divergences[:1]
             for i, d in enumerate(shown):
@@ -297,7 +324,7 @@ def divergence_json(d: Divergence, events: Sequence[ev.Event]) -> dict[str, Any]
 # --- verify ---------------------------------------------------------------------------------------
 
 
-def load_outcome(history: str | Path, outcome: str | Path | None) -> tuple[Path, Header, list[RecordedWrite]]:
+def load_outcome(history: str | Path, outcome: str | Path | None) -> tuple[Path, Header, list[LeanWrite]]:
     path = Path(outcome) if outcome else sidecar_path(history)
     if not path.exists():
         raise VerifyError(
@@ -305,13 +332,34 @@ def load_outcome(history: str | Path, outcome: str | Path | None) -> tuple[Path,
             f"the history; pass --outcome FILE if it lives elsewhere)"
         )
     try:
-        header, writes = read_outcome(path)
+        header, writes = read_outcome_lean(path)
     except OutcomeError as exc:
         raise VerifyError(f"error: {exc}") from None
-    return path, header, list(writes)
+    return path, header, writes
 
 
-def ignored_writes(writes: Sequence[RecordedWrite]) -> dict[str, int]:
+_LEAN = msgspec.json.Decoder(Header | LeanWrite)
+
+
+def read_outcome_lean(path: Path) -> tuple[Header, list[LeanWrite]]:
+    """The sidecar as `read_outcome` reads it, with only what decisions need of each body.
+    Anything the lean reading refuses is read again by `read_outcome`, whose error names the
+    line."""
+    try:
+        records = [_LEAN.decode(line) for line in path.read_bytes().splitlines() if line.strip()]
+    except (msgspec.DecodeError, OSError):
+        read_outcome(path)  # raises OutcomeError naming file and line
+        raise OutcomeError(f"{path}: not a recorded outcome") from None
+    if not records or not isinstance(records[0], Header) or records[0].outcome_version != OUTCOME_VERSION or any(
+        isinstance(r, Header) for r in records[1:]
+    ):
+        read_outcome(path)
+        raise OutcomeError(f"{path}: not a recorded outcome")
+    writes = [r for r in records[1:] if isinstance(r, LeanWrite)]
+    return records[0], writes
+
+
+def ignored_writes(writes: Sequence[RecordedWrite] | Sequence[LeanWrite]) -> dict[str, int]:
     """Recorded writes that are no decision, counted by why."""
     from replay.verify.decisions import _WATCHED  # the kinds a decision is about
 
@@ -324,9 +372,45 @@ def ignored_writes(writes: Sequence[RecordedWrite]) -> dict[str, int]:
             why = f"not a workload controller ({w.controller})"
         elif w.kind not in _WATCHED:
             why = f"kind not compared ({w.kind})"
+        elif w.object is None and w.verb not in ("create", "delete"):
+            why = "a status or update write without a body (a Metadata-level audit log): what it wrote is not recorded"
         if why:
             out[why] = out.get(why, 0) + 1
     return dict(sorted(out.items()))
+
+
+def _observed(header: Header, writes: Sequence[RecordedWrite] | Sequence[LeanWrite], recorded: DecisionLog) -> frozenset[tuple[str, str]] | None:
+    """What the capture can show of the controllers' actions: everything for an audit log whose
+    controller writes all have bodies; else only the kinds of action it did record (a watch
+    stream does not say who deleted a pod; a Metadata-level audit log has no names for
+    generated pods)."""
+    from replay.verify.decisions import _WATCHED
+
+    compared = [w for w in writes if w.applied and w.controller in CONTROLLERS and w.kind in _WATCHED]
+    if header.format in ("audit", "engine", "") and all(w.object is not None or w.verb == "delete" for w in compared) and not recorded.unattributed:
+        return None
+    return frozenset((t.decision.action, t.decision.kind) for t in recorded)
+
+
+def _capture(path: str | Path) -> tuple[list[AnyOperation], Header, list[RecordedWrite]] | None:
+    """A raw capture (audit log, watch stream, SimKube trace, snapshot) imported in memory, as
+    `kreplay import` would write it; None if the file is not one."""
+    from replay.history import HistoryError, parse_lines
+    from replay.importers import CaptureError, import_captures
+    from replay.importers.common import encode_line
+
+    try:
+        result = import_captures([str(path)])
+    except CaptureError:
+        return None
+    name = f"{path} (imported)"
+    try:
+        operations = parse_lines(((n, encode_line(line)) for n, line in enumerate(result.lines, 1)), source=name)
+    except HistoryError as exc:
+        raise VerifyError(f"error: {exc}") from None
+    header = Header(history=name, sources=list(result.sources), format=result.format,
+                    inferred=dict(result.inferred), times=result.times)
+    return operations, header, list(result.writes)
 
 
 def verify(
@@ -337,12 +421,46 @@ def verify(
     options: Sequence[str] = (),
     settle: timedelta = timedelta(hours=1),
 ) -> Verification:
-    """Replay `history` and compare the engine's decisions with its recorded outcome."""
-    path, header, writes = load_outcome(history, outcome)
-    replayed = replay_history(history, options=options, settle=settle)
+    """Replay `history` and compare the engine's decisions with its recorded outcome. `history`
+    may also be a raw capture without a sidecar: it is imported in memory first."""
+    operations = None
+    if outcome is None and not sidecar_path(history).exists() and Path(history).is_file():
+        from replay.history import HistoryError, load_history
+
+        try:
+            load_history(history)
+        except HistoryError as exc:
+            captured = _capture(history)
+            if captured is None:
+                raise VerifyError(
+                    f"error: {exc} (and it is no capture kreplay import reads; a history needs its recorded outcome "
+                    f"{sidecar_path(history).name} beside it)"
+                ) from None
+            operations, header, writes = captured
+            path: Path | str = f"{history} (imported in memory)"
+    if operations is None:
+        from replay.history import HistoryError, load_history
+
+        path, header, writes = load_outcome(history, outcome)  # type: ignore[assignment]
+        try:
+            operations = load_history(history)
+        except HistoryError as exc:
+            raise VerifyError(f"error: {exc}") from None
+    compared = [w for w in writes if w.applied and w.controller in CONTROLLERS]
+    if not compared:
+        fmt = f" ({header.format} capture)" if header.format else ""
+        raise VerifyError(
+            f"error: {path}: the recorded outcome{fmt} holds no applied write by a controller kreplay models, "
+            f"so there is nothing to verify the engine's decisions against"
+        )
+    replayed = replay_history(history, options=options, settle=settle, operations=operations)
     engine_log = from_events(replayed.events)
-    recorded = from_outcome(writes, known=_known_objects(replayed.events), line_at=replayed.line_at)
-    comparison = compare(recorded, engine_log, tolerance=tolerance)
+    recorded = from_outcome(writes, known=_known_objects(replayed.events), line_at=replayed.line_at,
+                            deleter_unknown=header.format == "watch")
+    comparison = compare(recorded, engine_log, tolerance=tolerance, observed=_observed(header, writes, recorded))
+    ignored = ignored_writes(writes)
+    if recorded.unattributed:
+        ignored["no body and no role to infer (e.g. a generated pod name a Metadata-level audit log does not hold)"] = recorded.unattributed
     return Verification(
         history=str(history),
         outcome=str(path),
@@ -350,7 +468,7 @@ def verify(
         comparison=comparison,
         options=list(options),
         events=replayed.events,
-        ignored=ignored_writes(writes),
+        ignored=dict(sorted(ignored.items())),
     )
 
 

@@ -12,6 +12,7 @@ from replay.cli.common import (
     add_bool,
     add_filenames,
     add_selector,
+    add_time_travel,
 )
 
 DESCRIPTION = """Show details of a specific resource or group of resources.
@@ -47,23 +48,25 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
     add_selector(p)
     add_filenames(p, "containing the resource to describe")
     add_bool(p, "--show-events", default=True, help="If true, display events related to the described object.")
+    add_time_travel(p)
     p.set_defaults(func=cmd_describe)
 
 
 def cmd_describe(args: argparse.Namespace) -> int:
     from replay import derived
     from replay.cli import resources
-    from replay.cli.common import load_cluster, open_store, out, report_errors
+    from replay.cli.common import load_cluster, open_store, out, report_errors, travel_position
     from replay.printers.describe import describe
 
     request = resources.Request.of(args, args.resources)
     with open_store(args) as store:
-        cluster = _pods_only(store, request) or load_cluster(store)
+        travelled = travel_position(store, args) is not None
+        cluster = (None if travelled else _pods_only(store, request)) or load_cluster(store, args)
         source = resources.Source(cluster, store)
         result = resources.build(request, source, verb="describe", allow_empty_selector=True)
         if result.errors and cluster.position and not cluster.objects.get("Node"):
             # a pod named by a prefix: look again in the whole cluster
-            cluster = load_cluster(store)
+            cluster = load_cluster(store, args)
             source = resources.Source(cluster, store)
             result = resources.build(request, source, verb="describe", allow_empty_selector=True)
         infos, errors = result.infos, []
@@ -90,7 +93,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
                 events: list[dict[str, object]] = []
             elif info.kind in OWN_STREAM_EVENTS and not isinstance(info.obj, dict):
                 # every event about a pod or a node comes from its own stream: read only that
-                events = derived.events_about(derived.derive_events(store.stream(info.kind, info.namespace, info.name)), info.obj)
+                events = derived.events_about(derived.derive_events(store.stream(info.kind, info.namespace, info.name, upto=cluster.position if travelled else None)), info.obj)
             else:
                 if whole_log is None:
                     whole_log = derived.events(cluster, store)
@@ -116,8 +119,12 @@ def _pods_only(store: object, request: object) -> object:
     pod's description costs what its history costs, not the log's length."""
     from projections import cluster_state
     from replay.cli import resources
+    from replay.cli.common import UserError
 
-    selection = resources.parse(request, verb="describe")  # type: ignore[arg-type]
+    try:
+        selection = resources.parse(request, verb="describe")  # type: ignore[arg-type]
+    except UserError:
+        return None  # a custom kind's name, say: the whole cluster resolves it
     pairs = selection.tuples or [(k, n) for k in selection.types for n in selection.names]
     if not pairs or any(kind != "Pod" for kind, _ in pairs) or getattr(request, "selector", ""):
         return None

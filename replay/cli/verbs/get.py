@@ -14,6 +14,7 @@ from replay.cli.common import (
     add_bool,
     add_filenames,
     add_selector,
+    add_time_travel,
     write,
 )
 from replay.cli.output import add_output_flags
@@ -61,6 +62,7 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
     add_filenames(p, "identifying the resource to get")
     add_bool(p, "--ignore-not-found", help="If the requested object does not exist the command will return exit code 0.")
     add_output_flags(p)
+    add_time_travel(p)
     p.set_defaults(func=cmd_get)
 
 
@@ -77,7 +79,7 @@ def cmd_get(args: argparse.Namespace) -> int:
     check_format(args)
     request = resources.Request.of(args, args.resources)
     with open_store(args) as store:
-        cluster = load_cluster(store)
+        cluster = load_cluster(store, args)
         source = resources.Source(cluster, store)
         result = resources.build(request, source, verb="get", allow_empty_selector=True)
         infos = result.infos

@@ -26,7 +26,8 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
     from replay.cli.progress import add_progress
 
     p = subparsers.add_parser("replay", parents=[parents.store, parents.write], help="Replay a history file and run the controllers to rest", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay replay HISTORY.jsonl [--lines N[-M]] [--settle DURATION] [--feature-gates NAME=BOOL] [options]")
-    p.add_argument("history")
+    p.add_argument("history", nargs="+", metavar="HISTORY.jsonl")
+    p.add_argument("--from", dest="from_", default="", metavar="FORMAT", help="Import the files named (audit, watch, simkube, snapshot, or auto: the content tells) and replay them in one step; writes no history file")
     add_bool(p, "--append", help="Add the history on top of the cluster the store already holds (otherwise a store that holds one is refused).")
     p.add_argument("--lines", default="", metavar="N[-M]", help="Replay only these lines of the file (the whole file is still checked)")
     p.add_argument(
@@ -49,10 +50,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from replay.history import HistoryError, load_history, locate, parse_duration
     from replay.session import run
 
-    try:
-        operations = load_history(args.history)
-    except HistoryError as exc:
-        raise UserError(f"error: {exc}") from None
+    if args.from_:
+        operations, args.history = _imported(args)
+    elif len(args.history) > 1:
+        raise UsageError("replay takes one history file (several captures need --from FORMAT)", verb="replay")
+    else:
+        args.history = args.history[0]
+        try:
+            operations = load_history(args.history)
+        except HistoryError as exc:
+            raise UserError(f"error: {exc}") from None
     try:
         settle_limit = timedelta(seconds=parse_duration(args.settle))
     except ValueError as exc:
@@ -112,6 +119,31 @@ def cmd_replay(args: argparse.Namespace) -> int:
             err(unsettled(engine.cluster, s, args.settle, settle_limit, last_at))
             out(f"cluster stopped at {iso(s.now)}: {_census(engine.cluster)}")
     return 0
+
+
+def _imported(args: argparse.Namespace) -> tuple[list[Any], str]:
+    """`--from FORMAT FILE...`: import in memory, then load as a history (lines numbered as
+    `kreplay import` would write them; each keeps its source)."""
+    from replay.cli.common import UserError, err
+    from replay.history import HistoryError, parse_lines
+    from replay.importers import FORMATS
+    from replay.importers.common import encode_line
+
+    fmt = "" if args.from_ == "auto" else args.from_
+    if fmt and fmt not in FORMATS:
+        raise UsageError(f'invalid argument "{args.from_}" for "--from" flag: expected one of {", ".join(FORMATS)} or auto', verb="replay")
+    from replay.cli.importing import load, print_summary
+
+    result = load(fmt, list(args.history), args.progress)
+    print_summary(result)
+    name = f"{', '.join(args.history)} (imported)"
+    try:
+        operations = parse_lines(((n, encode_line(line)) for n, line in enumerate(result.lines, 1)), source=name)
+    except HistoryError as exc:
+        raise UserError(f"error: {exc}") from None
+    if not operations:
+        err(f"{name}: nothing to replay")
+    return operations, name
 
 
 def unsettled(cluster: Any, settled: Any, settle_text: str, settle_limit: Any, last_at: Any) -> str:

@@ -8,7 +8,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from replay.cli.common import Parents, Subparsers, add_at, add_dry_run, add_filenames, add_selector
+from replay.cli.common import (
+    Parents,
+    Subparsers,
+    add_at,
+    add_bool,
+    add_dry_run,
+    add_filenames,
+    add_selector,
+    add_time_travel,
+)
 
 SUBCOMMANDS = {
     "history": "View rollout history",
@@ -90,8 +99,10 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
             p.add_argument("--revision", type=int, default=0, help="See the details, including podTemplate of the revision specified")
         if name == "status":
             p.add_argument("--revision", type=int, default=0, help="Pin to a specific revision for showing its status. Defaults to 0 (last revision).")
-            p.add_argument("-w", "--watch", default="true", help="Accepted for kubectl compatibility: the status is read once, at the store's virtual time.")
+            add_bool(p, "-w", "--watch", default=True, help="(default true, as kubectl) Print the status as it changed from the read position (--at/--position, default the end of the log) until the rollout finished, one line per change, as kubectl prints it during a live rollout.")
             p.add_argument("--timeout", default="0s", help="Accepted for kubectl compatibility.")
+        if name in ("history", "status"):
+            add_time_travel(p)
         if name == "undo":
             p.add_argument("--to-revision", type=int, default=0, help="The revision to rollback to. Default to 0 (last revision).")
         if name in ("undo", "pause", "resume", "restart"):
@@ -105,7 +116,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     from replay.cli.common import UserError, load_cluster, open_store, report_errors
 
     with open_store(args, write=args.action not in ("history", "status")) as store:
-        cluster = load_cluster(store)
+        cluster = load_cluster(store, args) if args.action in ("history", "status") else load_cluster(store)
         source = resources.Source(cluster, store)
         result = resources.build(resources.Request.of(args, args.resources), source, verb=f"rollout {args.action}", require_names=True)
         infos, errors = result.infos, list(result.errors)
@@ -139,7 +150,26 @@ def _status(args: argparse.Namespace, store: Any, cluster: Any, info: Any) -> in
 
     text, done = rollout.status(cluster, info.obj)
     out(text)
-    return 0 if done else 1
+    if not args.watch or done:
+        return 0 if done else 1
+    # replay the status as it changed: fold the log on from the read position and, as kubectl's
+    # watch does, print the status at every change of the workload (one line per MODIFIED
+    # event, repeats included) until the rollout is done
+    from engine.events import ObjectDeleted, ObjectEvent, subject
+
+    key = (info.kind, info.namespace, info.name)
+    for event in store.read(after=cluster.position):
+        cluster.evolve(event)
+        if not isinstance(event, ObjectEvent | ObjectDeleted) or subject(event) != key:
+            continue
+        workload = cluster.get(*key)
+        if workload is None:
+            break
+        text, done = rollout.status(cluster, workload)
+        out(text)
+        if done:
+            return 0
+    return 1
 
 
 def _pause_resume(args: argparse.Namespace, store: Any, cluster: Any, info: Any) -> int:

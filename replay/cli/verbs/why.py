@@ -24,6 +24,9 @@ EXAMPLES = """  # Why is this pod where it is, or why did it go?
 def register(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser("why", parents=[parents.store, parents.namespace], help="Explain the decisions that created, changed or deleted an object", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay why (TYPE NAME | TYPE/NAME) [options]")
     p.add_argument("target", nargs="+", metavar="TYPE/NAME")
+    p.add_argument("--reason", action="append", default=[], metavar="CODE[,CODE...]", help="Only the steps with these reason codes (e.g. rolling-update,scale-down)")
+    p.add_argument("--tail", type=int, default=0, metavar="N", help="Only the last N steps")
+    p.add_argument("-o", "--output", default="", choices=["", "json"], help="Output format: text (default) or json")
     p.set_defaults(func=cmd_why)
 
 
@@ -34,7 +37,7 @@ def cmd_why(args: argparse.Namespace) -> int:
     from replay.cli.common import UsageError, UserError, iso, load_cluster, open_store, out
     from replay.escape import line
     from replay.printers import rollout
-    from replay.why import explain
+    from replay.why import CONTROLLER_OF, dependents, explain, step_json, steps
 
     selection = resources.parse(resources.Request(args=args.target), verb="why")
     pairs = selection.tuples or [(k, n) for k in selection.types for n in selection.names]
@@ -50,12 +53,36 @@ def cmd_why(args: argparse.Namespace) -> int:
             from projections import cluster_state
 
             cluster = cluster_state.objects(store, [(kind, namespace, name)])
+        if args.tail < 0:
+            raise UsageError("--tail: expected a non-negative number of steps", verb="why")
+        reasons = [r for text in args.reason for r in text.split(",") if r]
         trail = audit_trail.load(store)
-        text = explain(trail, cluster, kind, namespace, name)
+        extra = []
+        if kind in CONTROLLER_OF:
+            # a workload's story includes its controller's decisions on its dependents (a
+            # Deployment's ScalingReplicaSet steps are recorded on its ReplicaSets)
+            for dep in sorted(dependents(store.read(), kind, namespace, name)):
+                extra.extend(trail.about(*dep))
+        fold = kind in CONTROLLER_OF
+        text = explain(trail, cluster, kind, namespace, name, extra=extra, reasons=reasons, tail=args.tail, fold=fold)
         if text is None:
             raise UserError(f"error: nothing was ever recorded about {kind} {line(namespace) + '/' if namespace else ''}{line(name)}")
         workload = cluster.get(kind, namespace, name)
         stuck = rollout.blocker(cluster, workload) if workload is not None else ""
+        if args.output == "json":
+            import json
+
+            chosen = steps(trail.about(kind, namespace, name), extra, kind=kind, reasons=reasons, tail=args.tail, fold=fold)
+            doc = {
+                "kind": kind,
+                "namespace": namespace,
+                "name": name,
+                "exists": workload is not None,
+                "steps": [step_json(s) for s in chosen],
+                "waitingFor": stuck,
+            }
+            out(json.dumps(doc, indent=2))
+            return 0
         if stuck:
             text += f"\n\nnow ({iso(cluster.now)}): {line(stuck)}"
         out(text)
