@@ -258,3 +258,24 @@ def test_a_history_with_a_recorded_outcome_and_no_golden_is_verified_against_it(
     broken = pytester.runpytest_subprocess()
     broken.assert_outcomes(failed=1)
     broken.stdout.fnmatch_lines(["error: *web.kreplay.outcome.jsonl:1: *"])
+
+
+CAPTURES = Path(__file__).resolve().parent / "captures"
+
+
+def test_a_raw_capture_named_by_the_ini_option_is_verified_against_itself(pytester: pytest.Pytester) -> None:
+    (pytester.path / "captures").mkdir()
+    shutil.copyfile(CAPTURES / "seeds" / "web-app.audit.jsonl", pytester.path / "captures" / "web-app.audit.jsonl")
+    # diverges: the imported history turns the kubelets to recorded mode late (README, "Real data")
+    shutil.copyfile(CAPTURES / "seeds" / "nginx-web.audit.jsonl", pytester.path / "captures" / "nginx-web.audit.jsonl")
+    (pytester.path / "captures" / "notes.audit.jsonl").write_text('{"kind": "Event"}\n')
+    pytester.makeini("[pytest]\nkreplay_captures = captures/*.audit.jsonl\n")
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([
+        "verify captures/nginx-web.audit.jsonl against captures/nginx-web.audit.jsonl (imported in memory)*",
+        "DIVERGES: *",
+        "first divergence, StatefulSet/default/nginx-web*",
+    ])
+    result.stdout.fnmatch_lines(["error: *notes.audit.jsonl*"])
+    assert "Traceback" not in result.stdout.str()

@@ -83,8 +83,9 @@ def golden_report(
     return "\n".join(lines)
 
 
-def outcome_report(history: Path, sidecar: Path, verbose: bool) -> str:
-    """`kreplay verify` of the history against its recorded outcome: "" when it agrees."""
+def outcome_report(history: Path, sidecar: Path | None, verbose: bool) -> str:
+    """`kreplay verify` of the history against its recorded outcome (`None`: a raw capture,
+    imported in memory): "" when it agrees."""
     from replay.verify.decisions import from_events, from_outcome
     from replay.verify.verification import _known_objects, load_outcome, verify
 
@@ -92,7 +93,7 @@ def outcome_report(history: Path, sidecar: Path, verbose: bool) -> str:
     if result.agrees:
         return ""
     lines = [result.text()]
-    if verbose:
+    if verbose and sidecar is not None:
         _, _, writes = load_outcome(history, sidecar)
         engine_log = from_events(result.events)
         recorded = from_outcome(writes, known=_known_objects(result.events))

@@ -5,7 +5,9 @@ installed; no conftest needed).
   patterns, one test item per file, named after it (`web.kreplay.jsonl::web`).
 - Each item replays the history in a private memory store and compares the decision log with
   the golden beside it (`web.kreplay.golden.jsonl`), or, when there is no golden but a recorded
-  outcome sidecar (`web.kreplay.outcome.jsonl`, from `kreplay import`), verifies against it.
+  outcome sidecar (`web.kreplay.outcome.jsonl`, from `kreplay import`), verifies against it. A
+  file matched by `kreplay_captures` that is no history but a raw capture `kreplay import` reads
+  (audit log, watch stream, ...) is verified against itself, imported in memory.
 - A failure shows the first divergence per owner; `-v` the aligned context around it. A broken
   history or golden fails its own item with the file, line and what is wrong.
 - `--kreplay-update` writes or refreshes goldens; `--kreplay-shrink` writes the smallest history
@@ -53,7 +55,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def is_capture(path: Path, config: pytest.Config) -> bool:
     name = path.name
-    if not name.endswith(".jsonl") or name.endswith(SIDE_SUFFIXES):
+    if name.endswith(SIDE_SUFFIXES):
         return False
     if name.endswith(CAPTURE_SUFFIX):
         return True
@@ -81,7 +83,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 def item_name(path: Path) -> str:
     name = path.name
-    for suffix in (CAPTURE_SUFFIX, ".jsonl"):
+    for suffix in (CAPTURE_SUFFIX, ".jsonl", ".json"):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
