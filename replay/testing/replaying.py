@@ -5,18 +5,17 @@ and the cluster at rest out. Nothing touches a file store; every replay gets a p
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from engine.api.state import Cluster
 from engine.events import Event
-from engine.loop import DEFAULT_SETTLE_LIMIT, Settled
+from engine.loop import DEFAULT_SETTLE_LIMIT, LoopError, Settled
 from engine.operations import AnyOperation, Rejected
 from engine.store import EventStore
 from replay.history import HistoryError, load_history, locate, parse_lines
-from replay.safeload import decode_text
 
 History = str | Path | Sequence[Mapping[str, Any]]
 
@@ -46,11 +45,6 @@ def load(history: History, source: str = "") -> tuple[str, list[AnyOperation]]:
     return name, parse_lines(lines, source=name)
 
 
-def operations_of_text(text: str, source: str) -> list[AnyOperation]:
-    """The operations of a history held in memory (shrinking candidates)."""
-    return parse_lines(enumerate(decode_text(text.encode()).split("\n"), start=1), source=source)
-
-
 def replay(history: History, *, settle: timedelta = DEFAULT_SETTLE_LIMIT, source: str = "") -> Replayed:
     """Replay into a private memory store; raises HistoryError for bad input (the engine's
     refusal of an operation too, located to its line)."""
@@ -66,10 +60,7 @@ def replay_operations(operations: list[AnyOperation], source: str, *, settle: ti
             summary, engine = run(store, operations, settle_limit=settle, description=f"test replay of {source}")
         except Rejected as exc:
             raise locate(exc, operations, source) from None
+        except LoopError as exc:
+            raise HistoryError(0, "", f"the engine could not replay it: {exc}", source=source) from None
         events = list(store.read())
     return Replayed(source, operations, events, engine.cluster, summary.settled)
-
-
-def lines_of(history: Iterable[Mapping[str, Any]]) -> str:
-    """Operation dicts as a history file's text (one JSON object a line)."""
-    return "".join(json.dumps(dict(o), separators=(", ", ": ")) + "\n" for o in history)
