@@ -33,7 +33,10 @@ def generate(lines: int = 5000, nodes: int = 10, deployments: int = 60) -> list[
         out.append({"at": _at(0), "op": "apply", "object": {
             "apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i:02d}"},
             "status": {"conditions": [{"type": "Ready", "status": "True"}], "allocatable": {"pods": "110"}}}})
-    out.append({"at": _at(0), "op": "kubelet", "readyAfter": "5s"})
+    # pods Ready 30s after they start: a rollout's steps are further apart than verify's 5s time
+    # tolerance, so the engine's own outcome verifies (steps closer than that are one burst, whose
+    # order verify does not compare)
+    out.append({"at": _at(0), "op": "kubelet", "readyAfter": "30s"})
     for d in range(deployments):
         name = f"app-{d:02d}"
         out.append({"at": _at(1), "op": "apply", "object": {
@@ -47,7 +50,7 @@ def generate(lines: int = 5000, nodes: int = 10, deployments: int = 60) -> list[
     i = 0
     while len(out) < lines:
         name = f"app-{(i * 7) % deployments:02d}"
-        t += 30.0
+        t += 120.0
         if i % 40 == 0:
             images[name] = images.get(name, 0) + 1
             out.append({"at": _at(t), "op": "patch", "kind": "deploy", "name": name,
@@ -71,6 +74,12 @@ def plant(history: Path, outcome: Path) -> str:
 
     replayed = replay_history(history)
     writes = from_engine_as_outcome(replayed.events)
+    write_outcome(outcome, Header(history=history.name, format="bench"), writes)
+    from replay.verify.verification import verify
+
+    unplanted = verify(history, outcome=outcome)
+    if not unplanted.agrees:
+        raise SystemExit(f"the engine's own outcome does not verify, so a planted divergence would not be the first:\n{unplanted.text()}")
     middle = replayed.operations[len(replayed.operations) // 2].at.isoformat().replace("+00:00", "Z")
     last_replicas: dict[str, int] = {}
     planted = ""

@@ -119,3 +119,24 @@ def test_the_import_verb_writes_the_history_and_prints_the_summary(tmp_path, cap
     assert (tmp_path / "web-app.jsonl").exists() and (tmp_path / "web-app.outcome.jsonl").exists()
     assert "operations to web-app.jsonl" in out.out
     assert "skipped 19: leases" in out.err
+
+
+def test_progress_draws_a_bar_over_the_bytes_read_when_asked(tmp_path, capsys):
+    assert main(["import", str(SEED), "-o", str(tmp_path / "web.jsonl"), "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "import:" in err and "100%|" in err  # tqdm's bar over the bytes read
+    assert main(["import", str(SEED), "-o", str(tmp_path / "web2.jsonl")]) == 0
+    assert "import:" not in capsys.readouterr().err  # not a terminal: no bar unless asked
+
+
+def test_a_capture_on_standard_input_is_named_dash(tmp_path, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(SEED.read_bytes())))
+    assert main(["import", "-", "-o", str(tmp_path / "web.jsonl")]) == 0
+    capsys.readouterr()
+    lines = [json.loads(line) for line in (tmp_path / "web.jsonl").read_text().splitlines()]
+    assert {line["source"].split(":")[0] for line in lines} == {"-", "kreplay import"}
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"\x00\x01binary")))
+    assert main(["import", "audit", "-", "-o", str(tmp_path / "bad.jsonl")]) == 1
+    assert capsys.readouterr().err.startswith("error: -:1: not an audit log: binary data")

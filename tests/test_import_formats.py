@@ -220,6 +220,34 @@ def test_the_metadata_level_dataset_replays_with_its_inferred_fields_listed():
     assert len([p for p in cluster.objects["Pod"].values() if p.metadata.namespace == "grafana"]) == 1
 
 
+def test_sieves_end_state_imports_as_a_snapshot_with_the_operators_ownership():
+    """sieve-project/sieve's zookeeper-operator `recreate` end state: Go structs printed without
+    JSON tags, values that vary per run as SIEVE-IGNORE. The StatefulSet its operator's custom
+    resource owns is kept while that owner exists, and collected once it is deleted."""
+    path = CAPTURES / "sieve" / "zookeeper-recreate-state.json"
+    state = json.loads(path.read_text())
+    result = import_captures([str(path)], "snapshot")
+    assert result.skipped["Sieve objects recorded as SIEVE-IGNORE (generated per run)"] == sum(v == "SIEVE-IGNORE" for v in state.values())
+    store = replayed(result)
+    cluster = store.cluster_at(store.head)
+    sts = cluster.objects["StatefulSet"][("default", "zookeeper-cluster")]
+    assert sts.spec.replicas == state["statefulset/default/zookeeper-cluster"]["Spec"]["Replicas"] == 1
+    assert [(r.kind, r.name) for r in sts.metadata.owner_references] == [("ZookeeperCluster", "zookeeper-cluster")]
+    recorded_pods = sorted(k.split("/")[2] for k, v in state.items() if k.startswith("pod/") and v != "SIEVE-IGNORE")
+    assert recorded_pods == ["zookeeper-cluster-0"]
+    assert ("default", "zookeeper-cluster-0") in cluster.objects["Pod"]
+    assert ("default", "data-zookeeper-cluster-0") in cluster.objects["PersistentVolumeClaim"]
+    # the recorded owner carries its operator's finalizer: deleting it only starts its deletion
+    target = {"kind": "ZookeeperCluster", "namespace": "default", "name": "zookeeper-cluster"}
+    delete = {"at": "2000-01-01T01:00:00Z", "op": "delete", **target}
+    run(store, parse_lines([(1, json.dumps(delete))]))
+    assert ("default", "zookeeper-cluster") in store.cluster_at(store.head).objects["StatefulSet"]
+    # once the operator has removed its finalizer, the owner is gone and so is what it owned
+    finalized = {"at": "2000-01-01T01:01:00Z", "op": "patch", **target, "merge": {"metadata": {"finalizers": None}}}
+    run(store, parse_lines([(1, json.dumps(finalized))]))
+    assert ("default", "zookeeper-cluster") not in store.cluster_at(store.head).objects["StatefulSet"]
+
+
 def test_a_gzipped_capture_imports_like_the_plain_one(tmp_path):
     import gzip
 
@@ -267,3 +295,90 @@ def test_a_scheduler_line_leaves_pods_to_recorded_bindings(extra, expected):
     head = [line for line in extra if line["op"] == "scheduler"]
     tail = [line for line in extra if line["op"] != "scheduler"]
     assert nodes_of([*NODES, *head, web, *tail]) == expected
+
+
+def _with_record(tmp_path: Path, capture: str, **record: Any) -> str:
+    lines = (SEEDS / capture).read_text().splitlines()
+    base = json.loads(lines[-1])
+    extra = {**base, "stage": "ResponseComplete", "responseStatus": {"code": 200}, "user": {"username": "kubernetes-admin"},
+             "stageTimestamp": "2026-11-20T11:00:00.000000Z", "auditID": "added-by-the-test", **record}
+    extra.pop("requestObject", None)
+    path = tmp_path / capture
+    path.write_text("\n".join([*lines, json.dumps(extra)]) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("capture", "record", "expected"),
+    [
+        pytest.param(
+            "web-app.audit.jsonl",
+            {"verb": "patch", "objectRef": {"resource": "deployments", "namespace": "default", "name": "web-app", "apiGroup": "apps", "apiVersion": "v1", "subresource": "scale"},
+             "responseObject": {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": {"name": "web-app"}, "spec": {"replicas": 5}}},
+            {"op": "scale", "kind": "Deployment", "namespace": "default", "name": "web-app", "replicas": 5},
+            id="kubectl-scale-through-the-scale-subresource-is-a-scale-line",
+        ),
+        pytest.param(
+            "nginx-web.audit.jsonl",
+            {"verb": "create", "objectRef": {"resource": "pods", "namespace": "default", "name": "nginx-web-1", "apiVersion": "v1", "subresource": "eviction"},
+             "responseObject": {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201},
+             "stageTimestamp": "2026-11-20T10:26:00.000000Z"},
+            {"op": "delete", "kind": "Pod", "namespace": "default", "name": "nginx-web-1"},
+            id="a-drains-eviction-of-a-stateful-pod-is-a-delete-line",
+        ),
+    ],
+)
+def test_subresource_writes_by_people_become_their_operations(tmp_path, capture, record, expected):
+    result = import_captures([_with_record(tmp_path, capture, **record)])
+    last = next(line for line in result.lines if line["source"].endswith(f":{len((SEEDS / capture).read_text().splitlines()) + 1}"))
+    assert {k: last[k] for k in expected} == expected
+    replayed(result)
+
+
+def _without_sources(result: Any) -> list[dict[str, Any]]:
+    return [{k: v for k, v in line.items() if k != "source"} for line in result.lines]
+
+
+def _split_by_kind(capture: str, tmp_path: Path) -> list[str]:
+    """Two watch files, as two `kubectl get -w` commands would write them."""
+    changes = [json.loads(line) for line in (SEEDS / capture).read_text().splitlines()]
+    workloads = [c for c in changes if c["object"]["kind"] not in ("Pod", "Node")]
+    others = [c for c in changes if c["object"]["kind"] in ("Pod", "Node")]
+    paths = []
+    for name, part in (("workloads.jsonl", workloads), ("pods.jsonl", others)):
+        (tmp_path / name).write_text("".join(json.dumps(c) + "\n" for c in part))
+        paths.append(str(tmp_path / name))
+    return paths
+
+
+def _split_alternately(capture: str, tmp_path: Path) -> list[str]:
+    """Two audit logs, as two API servers of one cluster write them."""
+    lines = (SEEDS / capture).read_text().splitlines()
+    paths = []
+    for i in (0, 1):
+        (tmp_path / f"apiserver-{i}.log").write_text("\n".join(lines[i::2]) + "\n")
+        paths.append(str(tmp_path / f"apiserver-{i}.log"))
+    return paths
+
+
+def _as_event_list(capture: str, tmp_path: Path) -> list[str]:
+    """One `EventList` document, pretty-printed."""
+    items = [json.loads(line) for line in (SEEDS / capture).read_text().splitlines()]
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps({"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "metadata": {}, "items": items}, indent=2))
+    return [str(path)]
+
+
+@pytest.mark.parametrize(
+    ("capture", "split"),
+    [
+        pytest.param("web-app.watch.jsonl", _split_by_kind, id="two-watch-streams-merge-by-time"),
+        pytest.param("web-app.audit.jsonl", _split_alternately, id="two-audit-logs-merge-by-time"),
+        pytest.param("web-app.audit.jsonl", _as_event_list, id="an-event-list-reads-as-its-lines"),
+    ],
+)
+def test_a_capture_in_several_files_or_shapes_imports_as_one(tmp_path, capture, split):
+    whole = import_captures([str(SEEDS / capture)])
+    parts = import_captures(split(capture, tmp_path))
+    assert _without_sources(parts) == _without_sources(whole)
+    assert len(parts.writes) == len(whole.writes)

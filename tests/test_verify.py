@@ -79,6 +79,10 @@ def test_a_daemonset_rounding_maxunavailable_down_diverges_where_upstream_delete
     assert first.expected.record > 1 and first.actual.position > 0
     assert first.actual.reason == "daemon-pod-missing"
     assert first.actual.trigger > 0
+    # the decision both took before they parted says why: one old pod may go, not two
+    assert first.previous is not None
+    assert (first.previous.decision.action, first.previous.decision.key) == ("delete", "node=master")
+    assert "0 of maxUnavailable 1 unavailable, so 1 old pod may go now" in first.previous.message
     assert owner.matched < owner.expected
 
 

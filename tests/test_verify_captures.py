@@ -113,3 +113,12 @@ def _seconds(at: str) -> float:
     from replay.verify.compare import parse_at
 
     return parse_at(at)
+
+
+def test_a_sieve_end_state_is_verified_as_a_snapshot_and_diverges_as_one(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = kreplay(capsys, "verify", str(CAPTURES / "sieve/zookeeper-recreate-state.json"), "--from", "snapshot")
+    assert code == 1
+    assert "first divergence, StatefulSet/default/zookeeper-cluster" in out
+    assert "capture recorded: create ControllerRevision revision=1 name=zookeeper-cluster-7cf668f98b" in out
+    code, _, err = kreplay(capsys, "verify", str(CAPTURES / "sieve/zookeeper-recreate-state.json"), "--from", "sieve")
+    assert code == 2 and '"--from" flag' in err

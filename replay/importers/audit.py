@@ -270,6 +270,17 @@ def _checked(event: Any, where: str, field: str) -> Any:
 
 
 _NAMESPACE = re.compile(r"/namespaces/([^/?]+)/")
+_GROUP_VERSION = re.compile(r"^/apis/([^/?]+)/([^/?]+)|^/api/([^/?]+)")
+
+
+def _group_version(uri: str) -> dict[str, str]:
+    """`/apis/apps/v1/...` -> apps, v1; `/api/v1/...` -> "", v1 (the CSV has no objectRef group)."""
+    m = _GROUP_VERSION.match(uri)
+    if m is None:
+        return {}
+    if m.group(3):
+        return {"api_group": "", "api_version": m.group(3)}
+    return {"api_group": m.group(1), "api_version": m.group(2)}
 
 
 def _csv_events(path: str, result: Imported, progress: Any) -> Iterator[tuple[Event, str]]:
@@ -278,6 +289,8 @@ def _csv_events(path: str, result: Imported, progress: Any) -> Iterator[tuple[Ev
             if progress is not None:
                 progress(len(line))
             try:
+                if b"\x00" in line:
+                    raise UnicodeDecodeError("utf-8", line, 0, 1, "NUL")
                 yield line.decode("utf-8")
             except UnicodeDecodeError:
                 raise CaptureError(number, "", "not an audit log: binary data, not CSV text", path) from None
@@ -298,7 +311,7 @@ def _csv_events(path: str, result: Imported, progress: Any) -> Iterator[tuple[Ev
         yield Event(
             kind="Event", api_version="audit.k8s.io/v1", level="Metadata", audit_id=audit_id, stage=stage,
             request_uri=uri, verb=verb, user=User(username=user),
-            object_ref=ObjectRef(resource=resource, namespace=ns, name=name or response_name, subresource=sub),
+            object_ref=ObjectRef(resource=resource, namespace=ns, name=name or response_name, subresource=sub, **_group_version(uri)),
             response_status=Status(code=int(code)) if code.isdigit() else None,
             request_received_timestamp=at, stage_timestamp=at,
         ), f"{path}:{number}"
@@ -349,7 +362,7 @@ def _apply(event: Event, source: str, tracker: Tracker, bodies: Bodies, result: 
     body = event.response_object if isinstance(event.response_object, dict) and event.response_object.get("kind") not in ("Status", None) else None
     if body is None and event.verb in ("create", "update") and isinstance(event.request_object, dict):
         body = event.request_object
-    kind = (body or {}).get("kind") or KINDS.get(ref.resource) or ref.resource
+    kind = (KINDS.get(ref.resource) if ref.subresource else None) or (body or {}).get("kind") or KINDS.get(ref.resource) or ref.resource
     ns = "" if ref.resource in CLUSTER_SCOPED else (ref.namespace or "default")
     name = ref.name or str(((body or {}).get("metadata") or {}).get("name") or "")
     if ref.resource == "pods" and name:
@@ -380,6 +393,21 @@ def _apply(event: Event, source: str, tracker: Tracker, bodies: Bodies, result: 
         tracker.bind(at, ns, name, node, source)
         return
     node = node_of(user)
+    if ref.subresource == "scale" and not node:  # kubectl scale, an autoscaler
+        replicas = ((body or {}).get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int):
+            result.skip("scale writes without the replicas (Metadata level)")
+            return
+        tracker.add(at, {"op": "scale", "kind": kind, "namespace": ns or "default", "name": name, "replicas": replicas,
+                         "actor": user, "source": source})
+        return
+    if ref.subresource == "eviction" and ref.resource == "pods" and not node:  # kubectl drain
+        target = tracker.pod_target(ns, name)
+        if "owner" in target:
+            result.skip("evictions of pods a controller made (the engine names its pods itself)")
+            return
+        tracker.add(at, {"op": "delete", "kind": "Pod", "namespace": ns, "name": name, "actor": user, "source": source})
+        return
     if ref.subresource == "status" or ref.subresource:
         if node and ref.resource == "pods" and ref.subresource == "status":
             if body is None:
@@ -417,7 +445,8 @@ def _apply(event: Event, source: str, tracker: Tracker, bodies: Bodies, result: 
             result.skip("updates and patches without a body (Metadata level)")
             return
         bodies.bodiless.add((kind, ns, name))
-        tracker.add(at, {"op": "apply", "object": {"kind": kind, "metadata": {"name": name, **({"namespace": ns} if ns else {})}},
+        api_version = f"{ref.api_group}/{ref.api_version}" if ref.api_group else (ref.api_version or "v1")
+        tracker.add(at, {"op": "apply", "object": {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, **({"namespace": ns} if ns else {})}},
                          "actor": user, "source": source, "_infer": [kind, ns, name]})
         return
     obj = manifest(body)
@@ -468,6 +497,6 @@ def _infer(tracker: Tracker, bodies: Bodies, result: Imported) -> None:
             line["object"] = manifest(later)
             result.infer(kind, ns, name, "the whole manifest, from a later body of the same object")
             continue
-        obj, fields = infer_manifest(kind, ns, name, bodies.pod_names, replica_sets)
+        obj, fields = infer_manifest(kind, ns, name, bodies.pod_names, replica_sets, line["object"].get("apiVersion", ""))
         line["object"] = obj
         result.infer(kind, ns, name, *fields)

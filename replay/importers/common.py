@@ -69,7 +69,6 @@ SERVER_METADATA = (
     "deletionGracePeriodSeconds",
     "managedFields",
     "selfLink",
-    "ownerReferences",
 )
 # annotations the API server or kubectl write that would only be noise in a replay
 NOISE_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
@@ -418,16 +417,36 @@ def encode_line(line: dict[str, Any]) -> bytes:
 
 
 def _target(operation: Any) -> tuple[str, str, str] | None:
-    from engine.api.objects import CLUSTER_SCOPED
+    """(kind, namespace, name) an operation names; "" and "default" namespaces are one."""
+    from engine.api.objects import kind_of
 
     obj = getattr(operation, "object", None)
     if obj is not None:
-        kind = type(obj).__name__
-        ns = "" if kind in CLUSTER_SCOPED else (obj.metadata.namespace or "default")
-        return kind, ns, obj.metadata.name
+        return kind_of(obj), obj.metadata.namespace or "default", obj.metadata.name
     if hasattr(operation, "kind") and hasattr(operation, "name"):
-        return operation.kind, getattr(operation, "namespace", ""), operation.name
+        return operation.kind, getattr(operation, "namespace", "") or "default", operation.name
     return None
+
+
+def _keep_known_owners(line: dict[str, Any], applied: set[tuple[str, str, str]], result: Imported) -> None:
+    """Keep an applied object's ownerReferences to owners the history created before it (the
+    replay gives them the owner's new uid, by kind and name); drop, and list as inferred, the
+    ones to owners the capture never showed, which the garbage collector would take as gone."""
+    meta = line["object"].get("metadata") or {}
+    refs = meta.get("ownerReferences")
+    if not refs:
+        return
+    ns = str(meta.get("namespace") or "default")
+    kept = [r for r in refs if isinstance(r, dict) and (str(r.get("kind")), ns, str(r.get("name"))) in applied
+            or isinstance(r, dict) and (str(r.get("kind")), "default", str(r.get("name"))) in applied]
+    if len(kept) == len(refs):
+        return
+    line["object"] = {**line["object"], "metadata": {**meta, "ownerReferences": kept}}
+    if not kept:
+        del line["object"]["metadata"]["ownerReferences"]
+    gone = ", ".join(f"{r.get('kind')}/{r.get('name')}" for r in refs if r not in kept)
+    result.infer(str(line["object"].get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or ""),
+                 f"metadata.ownerReferences without {gone} (an owner the capture never created)")
 
 
 def validate(result: Imported) -> None:
@@ -438,11 +457,16 @@ def validate(result: Imported) -> None:
 
     kept: list[dict[str, Any]] = []
     applied: set[tuple[str, str, str]] = set()
+    # what the real controllers created exists in the replay too (under the same name for a
+    # StatefulSet's pods and claims), so a person may delete it
+    made = {(w.kind, w.namespace or "default", w.name) for w in result.writes if w.verb == "create" and w.applied}
     for number, line in enumerate(result.lines, 1):
+        if line.get("op") == "apply":
+            _keep_known_owners(line, applied, result)
         try:
             operation = to_operation(decode_line(encode_line(line), number), number)
             target = _target(operation)
-            if target is not None and line["op"] == "delete" and target not in applied:
+            if target is not None and line["op"] == "delete" and target not in applied and target not in made:
                 result.skip("deletes of objects the capture never created (import a snapshot first)")
                 continue
             if target is not None and line["op"] == "apply":

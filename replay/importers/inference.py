@@ -38,11 +38,11 @@ def replicas_of(kind: str, ns: str, name: str, pods: set[tuple[str, str]], repli
 
 
 def infer_manifest(
-    kind: str, ns: str, name: str, pods: set[tuple[str, str]], replica_sets: list[tuple[str, str]]
+    kind: str, ns: str, name: str, pods: set[tuple[str, str]], replica_sets: list[tuple[str, str]], api_version: str = ""
 ) -> tuple[dict[str, Any], list[str]]:
     """(manifest, inferred field paths) for an object known only by kind, namespace and name."""
     api = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1", "ReplicaSet": "apps/v1",
-           "ControllerRevision": "apps/v1", "Job": "batch/v1", "CronJob": "batch/v1"}.get(kind, "v1")
+           "ControllerRevision": "apps/v1", "Job": "batch/v1", "CronJob": "batch/v1"}.get(kind) or api_version or "v1"
     meta: dict[str, Any] = {"name": name}
     if ns:
         meta["namespace"] = ns

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from replay.importers import sieve
 from replay.importers.common import (
     MODELLED_OWNER_CONTROLLERS,
     CaptureError,
@@ -27,58 +28,35 @@ from replay.outcome import RecordedWrite
 ORDER = ("Namespace", "Node", "PersistentVolumeClaim", "Service", "ConfigMap", "Secret")
 
 
-def _objects(path: str, progress: Any) -> list[tuple[str, dict[str, Any]]]:
-    """(source, object) for every object in a snapshot file."""
-    try:
-        from replay import documents  # the kinds helper's reader: Lists, YAML streams, -f -
-    except ImportError:
-        documents = None  # type: ignore[assignment]
-    name = Path(path).name
-    if documents is not None and hasattr(documents, "read_objects"):
-        return [(f"{name}:{line}", obj) for line, obj in documents.read_objects(path)]  # pragma: no cover
-    from replay.importers.common import open_capture
-    from replay.safeload import InputError, decode_text, load_json
+def _objects(path: str, progress: Any, result: Imported) -> list[tuple[str, dict[str, Any]]]:
+    """(source, object) for every object in a snapshot file: replay.documents reads Lists,
+    multi-document YAML, concatenated JSON and gzip, with `FILE:LINE[#N]` sources."""
+    from replay import documents
+    from replay.safeload import InputError
 
-    stream = open_capture(path)
     try:
-        data = stream.read()
-    finally:
-        stream.close()
-    if progress is not None:
-        progress(len(data))
-    try:
-        text = decode_text(data)
+        found = list(documents.objects(path))
     except InputError as exc:
-        raise CaptureError(exc.line, "", f"not a snapshot: {exc.message}", path) from None
-    if not text.strip():
-        raise CaptureError(0, "", "empty file: no objects", path)
-    if text.lstrip().startswith(("{", "[")):
+        raise CaptureError(exc.line, exc.field, f"not a snapshot: {exc.message}", exc.source or path) from None
+    if progress is not None:
         try:
-            values = [load_json(text, 1, path)]
-        except InputError as exc:
-            raise CaptureError(exc.line, exc.field, f"not a snapshot: {exc.message}", path) from None
-    else:
-        import yaml
-
-        try:
-            values = [v for v in yaml.safe_load_all(text) if v is not None]
-        except yaml.YAMLError as exc:
-            raise CaptureError(0, "", f"not a snapshot (YAML): {exc}", path) from None
-    out: list[tuple[str, dict[str, Any]]] = []
-    for d, value in enumerate(values):
-        items = value.get("items") if isinstance(value, dict) and str(value.get("kind", "")).endswith("List") else [value]
-        for i, obj in enumerate(items or []):
-            if not isinstance(obj, dict) or not obj.get("kind"):
-                raise CaptureError(0, f"items[{i}]", "expected a Kubernetes object with a kind", path)
-            out.append((f"{name}:{'' if len(values) == 1 else f'document {d + 1}:'}items[{i}]", obj))
-    return out
+            progress(Path(path).stat().st_size)
+        except OSError:
+            pass
+    if len(found) == 1 and sieve.is_sieve_state(found[0][1]):
+        result.times = f"none recorded (a Sieve end state): every line is dated {sieve.SNAPSHOT_TIME}"
+        return sieve.objects(found[0][1], Path(path).name, result.skip)
+    for source, obj in found:
+        if not obj.get("kind"):
+            raise CaptureError(0, "", f"{source}: not a snapshot: an object without a kind", path)
+    return found
 
 
 def read(paths: list[str], progress: Any = None) -> Imported:
     result = Imported(format="snapshot", sources=list(paths))
     objects: list[tuple[str, dict[str, Any]]] = []
     for path in paths:
-        objects += _objects(path, progress)
+        objects += _objects(path, progress, result)
     result.records = len(objects)
     if not objects:
         raise CaptureError(0, "", "no usable records: the snapshot holds no objects", ", ".join(paths))
@@ -86,15 +64,19 @@ def read(paths: list[str], progress: Any = None) -> Imported:
     from replay.importers.watch import _times
 
     times = [t for t, _ in (_times(obj) for _, obj in objects) if t]
+    if not times and result.times.startswith("none recorded"):
+        times = [sieve.SNAPSHOT_TIME]
     if not times:
         raise CaptureError(0, "", "no object in the snapshot has a time (creationTimestamp): cannot date the replay's start", ", ".join(paths))
     at = max(times, key=time_key)
-    result.times = "the latest time any object holds, for every line (a snapshot is one instant)"
+    result.times = result.times or "the latest time any object holds, for every line (a snapshot is one instant)"
     tracker = Tracker(result)
 
-    def rank(item: tuple[str, dict[str, Any]]) -> tuple[int, str]:
+    def rank(item: tuple[str, dict[str, Any]]) -> tuple[int, int, str]:
+        """Owners before what they own: objects with no owner first, then by kind."""
         kind = str(item[1].get("kind"))
-        return (ORDER.index(kind) if kind in ORDER else len(ORDER) + (1 if kind == "Pod" else 0), "")
+        owned = 1 if (item[1].get("metadata") or {}).get("ownerReferences") else 0
+        return (owned, ORDER.index(kind) if kind in ORDER else len(ORDER) + (1 if kind == "Pod" else 0), "")
 
     for source, obj in sorted(objects, key=rank):
         kind = str(obj["kind"])

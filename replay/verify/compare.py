@@ -53,6 +53,9 @@ class Divergence(msgspec.Struct, kw_only=True, omit_defaults=True):
     expected: Traced | None = None
     actual: Traced | None = None
     fields: list[str] = msgspec.field(default_factory=list)  # for `different`: what differs
+    # the actual log's last decision before the two parted (both agreed on it): its reasoning
+    # often holds the number the divergence comes from
+    previous: Traced | None = None
 
 
 class OwnerResult(msgspec.Struct, kw_only=True):
@@ -393,15 +396,16 @@ def _lockstep(
     for k in range(max(len(ek), len(ak))):
         e = exp[k] if k < len(ek) else None
         a = act[k] if k < len(ak) else None
+        previous = act[k - 1][0] if 0 < k <= len(act) else None
         if e is not None and a is not None:
             if ek[k] == ak[k]:
                 continue
             return min(e[2], a[2]), Divergence(owner=owner, what="different", expected=e[0], actual=a[0],
-                                               fields=_differing(e[1], a[1]))
+                                               fields=_differing(e[1], a[1]), previous=previous)
         if e is not None:
-            return e[2], Divergence(owner=owner, what="missing", expected=e[0])
+            return e[2], Divergence(owner=owner, what="missing", expected=e[0], previous=previous)
         if a is not None:
-            return a[2], Divergence(owner=owner, what="extra", actual=a[0])
+            return a[2], Divergence(owner=owner, what="extra", actual=a[0], previous=previous)
     return None
 
 

@@ -57,8 +57,22 @@ is kept: no log positions, no uids, no resourceVersions, no random suffixes of g
 `Traced` wraps a decision with what is *not* compared: `at` (the time, as text), `position`
 (the engine event, 0 for a recorded write), `line` (the history line whose operation started the
 chain of events, 0 if unknown), `source` (a recorded write's capture record, e.g. `audit.log:17`,
-or `#POSITION` for an engine event), `record` (the sidecar line, 0 for the engine), and the
-engine's reasoning: `reason`, `message`, `trigger`.
+or `#POSITION` for an engine event), `record` (the sidecar line, 0 for the engine), the
+engine's reasoning: `reason`, `message`, `trigger`; and `unrecorded`, the decision fields the
+capture did not hold (see below), which a comparison leaves out.
+
+## Recorded writes as captures hold them
+
+Only applied writes (2xx) by the controllers above count. A write without a body (a
+Metadata-level audit log) is named by role from its name where the name says enough
+(`DEPLOYMENT-HASH`: that Deployment's next ReplicaSet, revision by creation order, size
+unrecorded; `RS-SUFFIX`: that ReplicaSet's pod; `SET-N`: ordinal N, hash unrecorded); one whose
+name says nothing (a generated pod name the log does not hold) is counted in
+`DecisionLog.unattributed`. As a watch stream shows objects rather than requests: an update that
+brings a new uid under the old name is a `create`, one that sets `deletionTimestamp` a `delete`,
+an object first seen in its own deletion was not seen created, and a workload's own controller
+writing the workload is a status write (with `deleter_unknown`, a deletion's `controller` is
+unrecorded).
 
 ## Encoding
 

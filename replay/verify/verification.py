@@ -296,6 +296,11 @@ def explain(d: Divergence, events: Sequence[ev.Event], *, expected_name: str, ac
             out.append(f"{'because:':<{width}} {format_event(entry_for(cause), None, with_position=True)}")
     else:
         out.append(f"{actual_name + ':':<{width}} nothing" + (" (no such decision at all)" if d.what == "missing" else ""))
+    p = d.previous
+    if p is not None and (p.reason or p.message):
+        label = "last agreed:" if actual_name == "engine did" else "before that:"
+        out.append(f"{label:<{width}} {describe(p.decision)} ({_where(p)})")
+        out.append(f"{'':<{width}}   [{p.reason}] {p.message}".rstrip())
     return out
 
 
@@ -318,6 +323,7 @@ def divergence_json(d: Divergence, events: Sequence[ev.Event]) -> dict[str, Any]
         "fields": d.fields,
         "recorded": traced_json(d.expected, events),
         "engine": traced_json(d.actual, events),
+        "engineBefore": traced_json(d.previous, events),
     }
 
 
@@ -392,7 +398,7 @@ def _observed(header: Header, writes: Sequence[RecordedWrite] | Sequence[LeanWri
     return frozenset((t.decision.action, t.decision.kind) for t in recorded)
 
 
-def _capture(path: str | Path) -> tuple[list[AnyOperation], Header, list[RecordedWrite]] | None:
+def _capture(path: str | Path, fmt: str = "") -> tuple[list[AnyOperation], Header, list[RecordedWrite]] | None:
     """A raw capture (audit log, watch stream, SimKube trace, snapshot) imported in memory, as
     `kreplay import` would write it; None if the file is not one."""
     from replay.history import HistoryError, parse_lines
@@ -400,8 +406,10 @@ def _capture(path: str | Path) -> tuple[list[AnyOperation], Header, list[Recorde
     from replay.importers.common import encode_line
 
     try:
-        result = import_captures([str(path)])
-    except CaptureError:
+        result = import_captures([str(path)], fmt)
+    except CaptureError as exc:
+        if fmt:
+            raise VerifyError(f"error: {exc}") from None
         return None
     name = f"{path} (imported)"
     try:
@@ -420,11 +428,18 @@ def verify(
     tolerance: float = DEFAULT_TOLERANCE,
     options: Sequence[str] = (),
     settle: timedelta = timedelta(hours=1),
+    capture_format: str = "",
 ) -> Verification:
     """Replay `history` and compare the engine's decisions with its recorded outcome. `history`
-    may also be a raw capture without a sidecar: it is imported in memory first."""
+    may also be a raw capture without a sidecar: it is imported in memory first (in
+    `capture_format`, or the format its first bytes tell)."""
     operations = None
-    if outcome is None and not sidecar_path(history).exists() and Path(history).is_file():
+    if capture_format:
+        captured = _capture(history, capture_format)
+        assert captured is not None
+        operations, header, writes = captured
+        path: Path | str = f"{history} (imported in memory)"
+    elif outcome is None and not sidecar_path(history).exists() and Path(history).is_file():
         from replay.history import HistoryError, load_history
 
         try:
@@ -437,7 +452,7 @@ def verify(
                     f"{sidecar_path(history).name} beside it)"
                 ) from None
             operations, header, writes = captured
-            path: Path | str = f"{history} (imported in memory)"
+            path = f"{history} (imported in memory)"
     if operations is None:
         from replay.history import HistoryError, load_history
 

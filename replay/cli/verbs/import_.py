@@ -9,12 +9,12 @@ from replay.cli.common import Parents, Subparsers
 
 DESCRIPTION = """Import a capture of a real cluster as a history (docs/history-format.md) and its recorded outcome (HISTORY.outcome.jsonl beside it).
 
- FORMAT is audit (kube-apiserver audit log: JSON lines, an EventList, or the kubernetes-event-dataset's CSV), watch (kubectl get -w -o json, or WatchEvent lines), simkube (a SimKube .sktrace) or snapshot (kubectl get -A -o json|yaml); left out, the content tells it. gzip is read transparently; several files of one format merge by time.
+ FORMAT is audit (kube-apiserver audit log: JSON lines, an EventList, or the kubernetes-event-dataset's CSV), watch (kubectl get -w -o json, or WatchEvent lines), simkube (a SimKube .sktrace) or snapshot (kubectl get -A -o json|yaml, or a Sieve end state); left out, the content tells it. gzip is read transparently; several files of one format merge by time.
 
  Writes by people, CI, operators, kubelets and the scheduler become history lines, each naming its source (file:line); writes of the controllers kreplay models (DaemonSet, StatefulSet, Deployment, ReplicaSet, garbage collectors) are the recorded outcome, refused ones (4xx, 409) included. Fields the capture did not hold (a Metadata-level audit log has no bodies) are inferred, listed per object on stderr and in the outcome's header. The summary ends on stderr. Both files are written whole, or neither."""
 
 EXAMPLES = """  # An audit log (RequestResponse level) to a history, then replay it
-  kreplay import audit tests/captures/web-app-audit.jsonl -o web.jsonl
+  kreplay import audit tests/captures/seeds/web-app.audit.jsonl -o web.jsonl
   kreplay replay web.jsonl
 
   # The format is sniffed; gzip is fine

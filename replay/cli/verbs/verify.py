@@ -7,7 +7,7 @@ import argparse
 
 from replay.cli.common import Parents, Subparsers
 
-DESCRIPTION = """Replay a history in memory (the store is not touched) and compare, owner by owner, the engine's decisions with the recorded outcome beside it (HISTORY.outcome.jsonl, written by `kreplay import`): pods, ReplicaSets, ControllerRevisions and claims created and deleted, ReplicaSet scalings, revisions and hash labels, rollout status.
+DESCRIPTION = """Replay a history in memory (the store is not touched) and compare, owner by owner, the engine's decisions with the recorded outcome beside it (HISTORY.outcome.jsonl, written by `kreplay import`): pods, ReplicaSets, ControllerRevisions and claims created and deleted, ReplicaSet scalings, revisions and hash labels, rollout status. A raw capture (audit log, watch stream, SimKube trace, snapshot) is imported in memory first.
 
  Decisions are matched by role (a StatefulSet pod by ordinal, a DaemonSet pod by node, a Deployment's ReplicaSet and its pods by revision), in order; instants are compared within --time-tolerance. For each owner it prints the agreement and the first divergence: what the capture recorded, what the engine did instead, where both came from and the engine's reason. What the README lists as not modelled is counted apart, never as agreement.
 
@@ -17,7 +17,10 @@ EXAMPLES = """  # Verify an imported capture (web.jsonl with web.outcome.jsonl b
   kreplay verify web.jsonl
 
   # The same, as JSON (schema in the README), with every divergence
-  kreplay verify web.jsonl -o json
+  kreplay verify web.jsonl -o json --all
+
+  # A raw capture, imported in memory
+  kreplay verify audit.log
 
   # A sidecar kept elsewhere, and a looser time tolerance
   kreplay verify web.jsonl --outcome captures/web.outcome.jsonl --time-tolerance 30s"""
@@ -27,6 +30,7 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser("verify", help="Compare a replay's decisions with what the real controllers did", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay verify HISTORY.jsonl [--outcome FILE] [--time-tolerance DURATION] [-o json] [options]")
     p.add_argument("history", metavar="HISTORY")
     p.add_argument("--outcome", default="", metavar="FILE", help="The recorded outcome (default: HISTORY.outcome.jsonl beside the history)")
+    p.add_argument("--from", dest="from_", default="", metavar="FORMAT", help="HISTORY is a capture in this format (audit, watch, simkube, snapshot), imported in memory (default: a file without a sidecar is imported if its first bytes tell a format)")
     p.add_argument("--time-tolerance", default="5s", metavar="DURATION", help="How far apart in time a recorded decision and the engine's may be (default 5s)")
     p.add_argument("--settle", default="1h", help="Virtual time the replay may run after the last operation (default 1h)")
     p.add_argument("-o", "--output", default="", choices=["", "json"], help="Output format: the summary (default) or json")
@@ -56,9 +60,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
         engine_options.parse(args.engine_option)
     except engine_options.OptionError as exc:
         raise UsageError(str(exc), verb="verify") from None
+    from replay.importers import FORMATS
+
+    if args.from_ and args.from_ not in FORMATS:
+        raise UsageError(f'invalid argument "{args.from_}" for "--from" flag: expected one of {", ".join(FORMATS)}', verb="verify")
     try:
         result = verify(args.history, outcome=args.outcome or None, tolerance=tolerance,
-                        options=args.engine_option, settle=settle)
+                        options=args.engine_option, settle=settle, capture_format=args.from_)
     except VerifyError as exc:
         raise UserError(str(exc)) from None
     if args.output == "json":
