@@ -67,6 +67,7 @@ VERBS = (
     Verb("log", "log", REPLAY, "Print the event log, one event a line"),
     Verb("verify", "verify", REPLAY, "Compare a replay's decisions with what the real controllers did"),
     Verb("diff", "diff", REPLAY, "Compare two runs: end state, decisions per owner, rollout summary"),
+    Verb("shrink", "shrink", REPLAY, "Shrink a failing history to the smallest that fails the same way"),
     Verb("why", "why", REPLAY, "Explain the decisions that created, changed or deleted an object"),
     Verb("fsck", "fsck", REPLAY, "Verify the store's hash chain, positions and snapshots"),
     Verb("report", "report", REPLAY, "Write a rollout report: timeline, budget and decisions (HTML, Markdown or JSON)"),
