@@ -33,7 +33,7 @@ from engine.api.pods import is_terminating
 from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
 from engine.controllers import daemonset as d
-from engine.controllers.ownership import controller_ref
+from engine.controllers.ownership import EventIndex, controller_ref
 from engine.controllers.revisions import (
     HASH_LABEL,
     cleanup_history,
@@ -227,21 +227,12 @@ class _LazyPods:
         return item in self.entry.pods.values()
 
 
-class DaemonSetIndex:
+class DaemonSetIndex(EventIndex[_Entry]):
     """Per-DaemonSet entries, kept current by `observe` and used by `sync`."""
-
-    def __init__(self) -> None:
-        self.entries: dict[str, _Entry] = {}  # by DaemonSet key
-        self.cluster: Cluster | None = None
-        self.position = -1  # the last event observed, to notice one missed
 
     def observe(self, event: ev.Event, cluster: Cluster, before: object) -> None:
         """Note what `event` (just folded into `cluster`) makes dirty."""
-        if cluster is not self.cluster or event.position != self.position + 1:
-            self.entries.clear()
-            self.cluster = cluster
-        self.position = event.position
-        if not self.entries:
+        if not self.follows(event, cluster):
             return
         if isinstance(event, ev.ObjectEvent):
             obj = event.object

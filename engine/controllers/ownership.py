@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Generic, TypeVar
 
 from engine import commands as cmd
+from engine import events as ev
 from engine.api.objects import API_VERSIONS, KubeObject, OwnerReference, kind_of, replace
 from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
@@ -101,6 +103,28 @@ def claim(
                 )
     claimed.sort(key=lambda o: o.metadata.name)
     return claimed, commands
+
+
+E = TypeVar("E")
+
+
+class EventIndex(Generic[E]):
+    """What an incremental controller keeps from the events it sees: one entry per owner, all
+    dropped when an event was missed (another cluster, a gap in positions), so that the next
+    sync of each owner builds its entry again from the cluster."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, E] = {}  # by owner key
+        self.cluster: Cluster | None = None
+        self.position = -1  # the last event observed, to notice one missed
+
+    def follows(self, event: ev.Event, cluster: Cluster) -> bool:
+        """Note that `event` was seen; whether there are entries it may make dirty."""
+        if cluster is not self.cluster or event.position != self.position + 1:
+            self.entries.clear()
+            self.cluster = cluster
+        self.position = event.position
+        return bool(self.entries)
 
 
 class IncrementalMismatch(AssertionError):

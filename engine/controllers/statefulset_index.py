@@ -33,7 +33,7 @@ from engine.api.pods import is_terminating
 from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
 from engine.controllers import statefulset as s
-from engine.controllers.ownership import controller_ref
+from engine.controllers.ownership import EventIndex, controller_ref
 
 
 class _Entry:
@@ -161,20 +161,11 @@ class _Entry:
         self.dirty_indexes.clear()
 
 
-class StatefulSetIndex:
+class StatefulSetIndex(EventIndex[_Entry]):
     """Per-StatefulSet entries, kept current by `observe` and used by `sync`."""
 
-    def __init__(self) -> None:
-        self.entries: dict[str, _Entry] = {}  # by StatefulSet key
-        self.cluster: Cluster | None = None
-        self.position = -1
-
     def observe(self, event: ev.Event, cluster: Cluster, before: object) -> None:
-        if cluster is not self.cluster or event.position != self.position + 1:
-            self.entries.clear()
-            self.cluster = cluster
-        self.position = event.position
-        if not self.entries:
+        if not self.follows(event, cluster):
             return
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
