@@ -266,14 +266,15 @@ CAPTURES = Path(__file__).resolve().parent / "captures"
 def test_a_raw_capture_named_by_the_ini_option_is_verified_against_itself(pytester: pytest.Pytester) -> None:
     (pytester.path / "captures").mkdir()
     shutil.copyfile(CAPTURES / "seeds" / "web-app.audit.jsonl", pytester.path / "captures" / "web-app.audit.jsonl")
-    # diverges: the imported history turns the kubelets to recorded mode late (README, "Real data")
     shutil.copyfile(CAPTURES / "seeds" / "nginx-web.audit.jsonl", pytester.path / "captures" / "nginx-web.audit.jsonl")
+    # diverges: a snapshot holds no history, so old revisions look created at once (README, "Real data")
+    shutil.copyfile(CAPTURES / "seeds" / "nginx-web.snapshot.json", pytester.path / "captures" / "nginx-web.snapshot.json")
     (pytester.path / "captures" / "notes.audit.jsonl").write_text('{"kind": "Event"}\n')
-    pytester.makeini("[pytest]\nkreplay_captures = captures/*.audit.jsonl\n")
+    pytester.makeini("[pytest]\nkreplay_captures = captures/*.audit.jsonl captures/*.snapshot.json\n")
     result = pytester.runpytest_subprocess()
-    result.assert_outcomes(passed=1, failed=2)
+    result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines([
-        "verify captures/nginx-web.audit.jsonl against captures/nginx-web.audit.jsonl (imported in memory)*",
+        "verify captures/nginx-web.snapshot.json against captures/nginx-web.snapshot.json (imported in memory)*",
         "DIVERGES: *",
         "first divergence, StatefulSet/default/nginx-web*",
     ])

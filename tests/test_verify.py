@@ -6,6 +6,7 @@ answered with a Status) are matched by role; bad input gets one clear line and e
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
@@ -60,6 +61,77 @@ def test_an_engine_replay_written_as_a_recorded_outcome_verifies_completely(seed
     assert totals["recorded"] > 10
     assert totals["matched"] == totals["recorded"] == totals["engine"]
     assert totals["notModelled"] == 0 and totals["divergences"] == 0
+
+
+def web_app(tmp_path: Path, ready_after: str, scales: tuple[tuple[str, int], ...] = ()) -> Path:
+    """The web-app seed with pods Ready `ready_after` after they start, and `kubectl scale`s
+    (time, replicas) added."""
+    lines = []
+    for raw in (EXAMPLES / "web-app-deployment.jsonl").read_text().splitlines():
+        line = json.loads(raw)
+        if line.get("op") == "kubelet":
+            line["readyAfter"] = ready_after
+        lines.append(line)
+    lines += [{"at": at, "op": "scale", "kind": "deploy", "name": "web-app", "replicas": n} for at, n in scales]
+    lines.sort(key=lambda line: line["at"])  # stable: the seed's own order within an instant
+    path = tmp_path / "source" / "web-app.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+# a Deployment scaling one ReplicaSet twice within verify's 5 s burst tolerance (issue #12)
+SCALED_TWICE_WITHIN_THE_TOLERANCE = {
+    "rollout steps 2 s apart": ("2s", ()),
+    "rollout steps 4 s apart": ("4s", ()),
+    "kubectl scale 3 -> 5 -> 1, 2 s apart": ("10s", (("2026-11-20T10:03:00Z", 5), ("2026-11-20T10:03:02Z", 1))),
+    "kubectl scale 3 -> 4 -> 2, 1 s apart, pods Ready at once": ("0s", (("2026-11-20T10:03:00Z", 4), ("2026-11-20T10:03:01Z", 2))),
+}
+
+
+@pytest.mark.parametrize("ready_after,scales", SCALED_TWICE_WITHIN_THE_TOLERANCE.values(), ids=SCALED_TWICE_WITHIN_THE_TOLERANCE)
+def test_the_engines_own_outcome_verifies_when_a_replicaset_is_scaled_twice_within_the_tolerance(
+    ready_after: str, scales: tuple[tuple[str, int], ...], tmp_path: Path
+) -> None:
+    capture = engine_capture(web_app(tmp_path, ready_after, scales), tmp_path)
+    scalings: dict[str, list[float]] = {}
+    replicas: dict[str, int] = {}
+    for w in from_engine_as_outcome(replay_history(capture).events):
+        if w.kind == "ReplicaSet" and w.object is not None and not w.subresource:
+            n = w.object["spec"]["replicas"]
+            if w.verb == "update" and replicas.get(w.name, n) != n:
+                scalings.setdefault(w.name, []).append(_seconds(w.at))
+            replicas[w.name] = n
+    # the case the row is about: one ReplicaSet scaled twice, at two instants at most 5 s apart
+    assert any(0 < b - a <= 5 for times in scalings.values() for a, b in itertools.pairwise(times))
+    result = verify(capture)
+    totals = result.to_json()["totals"]
+    assert result.agrees, result.text()
+    assert totals["matched"] == totals["recorded"] == totals["engine"] and totals["divergences"] == 0
+
+
+def test_two_scalings_of_one_replicaset_recorded_in_the_other_order_diverge(tmp_path: Path) -> None:
+    capture = engine_capture(web_app(tmp_path, "10s", (("2026-11-20T10:03:00Z", 5), ("2026-11-20T10:03:02Z", 1))), tmp_path)
+    writes = list(from_engine_as_outcome(replay_history(capture).events))
+    scaled = [i for i, w in enumerate(writes) if w.kind == "ReplicaSet" and w.verb == "update" and not w.subresource
+              and w.at.startswith("2026-11-20T10:03:0") and w.object]
+    assert len(scaled) == 2
+    first, second = (writes[i].object for i in scaled)
+    assert first is not None and second is not None
+    assert (first["spec"]["replicas"], second["spec"]["replicas"]) == (5, 1)
+    first["spec"]["replicas"], second["spec"]["replicas"] = 1, 5
+    write_outcome(sidecar_path(capture), Header(history=capture.name, format="engine"), writes)
+    result = verify(capture)
+    assert not result.agrees
+    (owner,) = [o for o in result.comparison.owners if o.divergences]
+    assert owner.owner == "Deployment/default/web-app"
+    assert owner.first is not None and owner.first.what == "different" and owner.first.fields == ["replicas"]
+
+
+def _seconds(at: str) -> float:
+    from replay.verify.compare import parse_at
+
+    return parse_at(at)
 
 
 def test_a_daemonset_rounding_maxunavailable_down_diverges_where_upstream_deletes_two_pods_at_once(tmp_path: Path) -> None:

@@ -335,9 +335,9 @@ class Tracker:
         return {"namespace": ns, "name": name}  # bare pods, StatefulSet pods (stable names), Job pods
 
     def kubelet_mode(self, at: str) -> None:
-        if not self.kubelet_recorded:
-            self.kubelet_recorded = True
-            self.add(at, {"op": "kubelet", "mode": "recorded", "source": "kreplay import"})
+        """The capture's kubelets report: `finish` puts a `kubelet` line (`mode: recorded`) at the
+        history's top, as they were the cluster's kubelets from the capture's start."""
+        self.kubelet_recorded = True
 
     def report_pod(self, at: str, ns: str, name: str, pod: dict[str, Any], node: str, source: str) -> None:
         phase, ready = pod_report(pod)
@@ -379,14 +379,21 @@ class Tracker:
         self.add(at, {"op": "bind", **target, "node": node, "actor": "kube-scheduler", "source": source})
 
     def finish(self) -> list[dict[str, Any]]:
-        """The history lines in time order (ties in capture order); a `scheduler` line first
-        when the capture bound pods, so the engine's scheduler leaves those to the bindings."""
+        """The history lines in time order (ties in capture order), headed, before any line that
+        can create a pod, by a `scheduler` line when the capture bound pods (the engine's
+        scheduler leaves those to the bindings) and a `kubelet` line (`mode: recorded`) when its
+        kubelets reported (the simulated kubelets start no pod on their own: a pod made Ready
+        by them before the capture's kubelet did would let its controller go on too early)."""
         self.lines.sort(key=lambda t: (t[0], t[1]))
         out = [line for _, _, line in self.lines]
-        if self.bound and out:
-            out.insert(0, {"at": out[0]["at"], "op": "scheduler", "recorded": sorted(self.bound),
-                           "source": "kreplay import"})
-        return out
+        if not out:
+            return out
+        head: list[dict[str, Any]] = []
+        if self.bound:
+            head.append({"at": out[0]["at"], "op": "scheduler", "recorded": sorted(self.bound), "source": "kreplay import"})
+        if self.kubelet_recorded:
+            head.append({"at": out[0]["at"], "op": "kubelet", "mode": "recorded", "source": "kreplay import"})
+        return head + out
 
 
 _RFC3339 = re.compile(r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$")

@@ -7,7 +7,10 @@ and the log under test (the engine's, or run B). Per owner:
   as a whole (an LCS alignment, `difflib.SequenceMatcher`), so one missing decision does not
   shift every later one. Within a *burst* (consecutive decisions of one action and kind at one
   engine instant, or within the time tolerance of each other in a capture: one sync's
-  slow-start batch, whose writes upstream issues concurrently) order is not compared.
+  slow-start batch, whose writes upstream issues concurrently) order is not compared. Scalings
+  are never a burst: the Deployment controller writes them one after another, each from what
+  the last left (a ReplicaSet scaled 3 -> 2 -> 1 within the tolerance is two decisions in that
+  order), so their order is always compared.
 - **Statuses** are matched as a subsequence: every expected status must appear, in order, among
   the actual ones (real controllers coalesce status writes the engine makes one by one, so extra
   actual statuses are no divergence).
@@ -31,6 +34,8 @@ import msgspec
 from replay.verify.decisions import Decision, DecisionLog, Traced, encode_decision
 
 DEFAULT_TOLERANCE = 5.0  # seconds; see README "Verifying a replay"
+# actions whose order within a burst is compared: each is written from what the one before left
+ORDERED_ACTIONS = frozenset({"scale"})
 
 NOT_MODELLED = {
     "hash-value": "DaemonSet and Deployment template hashes differ from the capture's: its cluster ran another "
@@ -202,7 +207,8 @@ def _align_key(d: Decision, strip_nodes: bool = True) -> bytes:
 def _bursts(
     items: list[tuple[Traced, Decision, float]], tolerance: float, strip_nodes: bool = True
 ) -> list[tuple[Traced, Decision, float]]:
-    """Sort each burst (same action and kind, within `tolerance` of the burst's first) by key."""
+    """Sort each burst (same action and kind, within `tolerance` of the burst's first) by key.
+    A scaling is a burst of its own: scalings keep their order (above)."""
     out: list[tuple[Traced, Decision, float]] = []
     burst: list[tuple[Traced, Decision, float]] = []
 
@@ -215,7 +221,7 @@ def _bursts(
     for item in items:
         if burst:
             first = burst[0]
-            same = (first[1].action, first[1].kind) == (item[1].action, item[1].kind)
+            same = (first[1].action, first[1].kind) == (item[1].action, item[1].kind) and item[1].action not in ORDERED_ACTIONS
             if not same or item[2] - first[2] > tolerance:
                 flush()
         burst.append(item)
