@@ -150,6 +150,7 @@ class Engine:
         if pacing is not None:
             self.buckets = {name: TokenBucket(pacing.qps, pacing.burst) for name in pacing.controllers}
             self.hop = timedelta(milliseconds=pacing.informer_delay_ms + pacing.request_latency_ms)
+        self.latency = timedelta(milliseconds=pacing.request_latency_ms) if pacing else timedelta(0)
         # keys a paced controller may reconcile now (its pacing timer fired at this instant)
         self.released: dict[str, set[str]] = {name: set() for name in self.buckets}
         self.now: datetime | None = self.cluster.now
@@ -255,11 +256,24 @@ class Engine:
                     self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
                 continue
             released.discard(key)
+            previous: tuple[type, str] | None = None
             for command in actor.reconcile(key, self.cluster, self.now):
-                if isinstance(command, API_WRITES) and not bucket.take(self.now):
-                    due = bucket.next_token(self.now)
+                if isinstance(command, API_WRITES):
+                    # writes of one sync are sequential requests, except a batch of the same
+                    # write to the same kind (slowStartBatch's parallel pod creates, deletes)
+                    this = (type(command), _command_kind(command))
+                    if previous is not None and this != previous:
+                        due = self.now + self.latency
+                        message = "the next request of this sync, one request latency later"
+                    elif not bucket.take(self.now):
+                        due = bucket.next_token(self.now)
+                        message = f"client-side rate limit (QPS {float(bucket.qps):g}, burst {bucket.burst})"
+                    else:
+                        previous = this
+                        self.execute(command, actor.name, trigger)
+                        continue
                     if not any(d <= due for d in self.cluster.pending_timers(actor.name, key)):
-                        audit = Audit(by=actor.name, reason="pace", message=f"client-side rate limit (QPS {bucket.qps}, burst {bucket.burst})", trigger=trigger)
+                        audit = Audit(by=actor.name, reason="pace", message=message, trigger=trigger)
                         self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
                     break
                 self.execute(command, actor.name, trigger)
@@ -537,6 +551,11 @@ class Engine:
                 self._emit(ev.ClockAdvanced, by=actor or "clock", reason="advance", line=line, source=source)
             case _:
                 raise op.Rejected(f"unsupported operation {type(operation).__name__}")
+
+
+def _command_kind(command: cmd.Command) -> str:
+    obj = getattr(command, "object", None)
+    return kind_of(obj) if obj is not None else getattr(command, "kind", "Pod")
 
 
 def _qualified(namespace: str, name: str) -> str:

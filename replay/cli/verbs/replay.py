@@ -6,7 +6,14 @@ import argparse
 from typing import Any
 
 from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION, KUBERNETES_VERSIONS
-from replay.cli.common import Parents, Subparsers, UsageError, add_bool
+from replay.cli.common import (
+    Parents,
+    Subparsers,
+    UsageError,
+    add_bool,
+    add_pace_arguments,
+    pacing_of,
+)
 
 DESCRIPTION = """Replay a history file (JSON Lines, one operation a line: docs/history-format.md) into the store and run the controllers to rest.
 
@@ -57,34 +64,6 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
     p.set_defaults(func=cmd_replay)
 
 
-def add_pace_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--pace",
-        choices=("instant", "real"),
-        default="instant",
-        help="instant (default): controllers act at the instant an event wakes them; real: as on a real cluster, each controller's writes go through a token bucket (--kube-api-qps, --kube-api-burst) with 24 ms from an event to the write it causes, all in virtual time (recorded in the log)",
-    )
-    p.add_argument("--kube-api-qps", type=float, default=None, metavar="QPS", help="With --pace real: each controller's client-side QPS, as kube-controller-manager's flag (default 20)")
-    p.add_argument("--kube-api-burst", type=int, default=None, metavar="N", help="With --pace real: each controller's client-side burst, as kube-controller-manager's flag (default 30)")
-
-
-def pacing_of(args: argparse.Namespace, verb: str):  # -> engine.events.Pacing | None
-    """The pacing `--pace real` asks for (None: instant); a usage error for bad values."""
-    from engine.loop import real_pacing
-
-    if args.pace != "real":
-        if args.kube_api_qps is not None or args.kube_api_burst is not None:
-            raise UsageError("--kube-api-qps and --kube-api-burst need --pace real", verb=verb)
-        return None
-    qps = 20.0 if args.kube_api_qps is None else args.kube_api_qps
-    burst = 30 if args.kube_api_burst is None else args.kube_api_burst
-    if not (qps > 0 and qps < float("inf")):
-        raise UsageError(f"--kube-api-qps: must be a positive number, not {qps:g}", verb=verb)
-    if burst < 1:
-        raise UsageError(f"--kube-api-burst: must be 1 or more, not {burst}", verb=verb)
-    return real_pacing(qps, burst)
-
-
 def cmd_replay(args: argparse.Namespace) -> int:
     from datetime import timedelta
 
@@ -111,6 +90,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"--settle: {exc}", verb="replay") from None
     _set_feature_gates(args.feature_gates)
     kubernetes_version = _kubernetes_version(args.kubernetes_version)
+    pacing = pacing_of(args, "replay")
     if args.terminated_pod_gc_threshold < 0:
         raise UsageError("--terminated-pod-gc-threshold: must be 0 or more", verb="replay")
     import engine.controllers.evictions as podgc
@@ -149,7 +129,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 observe=bar,
                 create_namespaces=args.create_namespaces,
                 kubernetes_version=kubernetes_version,
-                pacing=pacing_of(args, "replay"),
+                pacing=pacing,
             )
         except Rejected as exc:
             raise UserError(f"error: {locate(exc, operations, args.history)}") from None
