@@ -187,3 +187,37 @@ def test_a_bad_pace_is_a_usage_error_and_writes_nothing(capsys, tmp_path, args, 
     assert code == 2
     assert message in err
     assert not db.exists()
+
+
+def test_diff_with_pace_real_reports_the_paced_rollout_duration(capsys, tmp_path):
+    history = tmp_path / "web.jsonl"
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}, "spec": {},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}], "allocatable": {"pods": "500"}}}
+    labels = {"app": "web"}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                  "spec": {"replicas": 100, "selector": {"matchLabels": labels},
+                           "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    lines = [
+        {"at": "2026-11-20T10:00:00Z", "op": "apply", "object": node},
+        {"at": "2026-11-20T10:00:00Z", "op": "kubelet", "readyAfter": "2s"},
+        {"at": "2026-11-20T10:00:01Z", "op": "apply", "object": deployment},
+    ]
+    history.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    instant = tmp_path / "instant.db"
+    assert _kreplay(capsys, "replay", str(history), "--store", f"sqlite:{instant}")[0] == 0
+    code, out, _ = _kreplay(capsys, "diff", str(history), f"sqlite:{instant}", "--pace", "real")
+    assert code == 1  # the runs differ, as diff(1) says
+    # instant: every pod Ready 2 s after the apply; paced: hops 24 + 24 ms to the first pods,
+    # the 100th 3.5 s later, Ready 2 s after that (6.548 s), then 74 ms of hops and requests
+    # until the ReplicaSet's and the Deployment's status say so
+    assert "5.622s | 2s" in out
+
+
+def test_a_capture_whose_recorded_bindings_outrun_the_paced_controllers_says_why(capsys):
+    from pathlib import Path
+
+    capture = Path(__file__).parent / "captures" / "seeds" / "fluentd.audit.jsonl"
+    code, _, err = _kreplay(capsys, "verify", str(capture), "--pace", "real")
+    assert code == 1
+    assert "has no pod waiting to be bound" in err
+    assert "with --pace real the controllers write later" in err

@@ -67,6 +67,12 @@ class Replayed(msgspec.Struct, kw_only=True):
         return self.operations[i - 1].line if i else 0
 
 
+PACE_HINT = (
+    " (with --pace real the controllers write later than at once: a recorded binding or pod status "
+    "may come before the paced engine has made its pod; replay it without --pace)"
+)
+
+
 def replay_history(
     path: str | Path,
     *,
@@ -96,7 +102,7 @@ def replay_history(
             if engine.now is not None:
                 engine.finish(bound=engine.now + settle)
     except Rejected as exc:
-        raise VerifyError(f"error: {locate(exc, operations, str(path))}") from None
+        raise VerifyError(f"error: {locate(exc, operations, str(path))}{PACE_HINT if pacing else ''}") from None
     except LoopError as exc:
         raise VerifyError(f"error: {path}: the engine could not replay it: {exc}") from None
     return Replayed(source=str(path), operations=operations, events=engine.take_events(), cluster=engine.cluster)

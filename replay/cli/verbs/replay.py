@@ -132,7 +132,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 pacing=pacing,
             )
         except Rejected as exc:
-            raise UserError(f"error: {locate(exc, operations, args.history)}") from None
+            from replay.verify.verification import PACE_HINT
+
+            raise UserError(f"error: {locate(exc, operations, args.history)}{PACE_HINT if pacing else ''}") from None
         finally:
             bar.close()
         s = summary.settled
