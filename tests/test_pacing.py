@@ -221,3 +221,12 @@ def test_a_capture_whose_recorded_bindings_outrun_the_paced_controllers_says_why
     assert code == 1
     assert "has no pod waiting to be bound" in err
     assert "with --pace real the controllers write later" in err
+
+
+def test_two_paced_runs_write_the_same_log():
+    def log() -> bytes:
+        store = EventStore("memory:")
+        run(store, _history(60, "Deployment"), pacing=real_pacing(qps=7, burst=3))
+        return b"".join(store.read_raw())
+
+    assert log() == log()
