@@ -139,6 +139,27 @@ class ClusterConfigured(Event, kw_only=True):
     kubernetes_version: str
 
 
+class Pacing(msgspec.Struct, frozen=True, kw_only=True):
+    """`replay --pace real`: how long a real cluster's controllers take, in virtual time. Each
+    paced controller has its own client-side token bucket (kube-controller-manager's
+    `--kube-api-qps`/`--kube-api-burst`); it reconciles a key `informer_delay_ms +
+    request_latency_ms` after the event that woke it (the watch reaching its informer, then its
+    first request), and issues its writes as fast as its bucket allows."""
+
+    qps: float = 20.0
+    burst: int = 30
+    request_latency_ms: int = 20
+    informer_delay_ms: int = 4
+    controllers: list[str] = msgspec.field(default_factory=list)
+
+
+class PacingConfigured(Event, kw_only=True):
+    """A run paces the controllers' writes as on a real cluster (`replay --pace real`),
+    recorded before that run's first operation; a run without `--pace` records nothing."""
+
+    pacing: Pacing
+
+
 class ClockAdvanced(Event, kw_only=True):
     """Virtual time moved to `at` with no other change (an `advance` operation)."""
 
@@ -212,6 +233,7 @@ AnyEvent = (
     | OpaqueDeletionStarted
     | KubeletConfigured
     | ClusterConfigured
+    | PacingConfigured
     | ClockAdvanced
     | TimerSet
     | TimerFired

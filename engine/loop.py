@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
+from fractions import Fraction
 from typing import Any, Protocol
 
 import msgspec
@@ -45,6 +46,68 @@ class Controller(Protocol):
         ...
 
 
+# the kube-controller-manager controllers `--pace real` paces (each has its own client, so its
+# own token bucket); the scheduler, volume binder, kubelets and node controllers stay instant
+PACED_CONTROLLERS = (
+    "garbage-collector",
+    "daemonset-controller",
+    "statefulset-controller",
+    "deployment-controller",
+    "replicaset-controller",
+)
+# the commands that are API requests (a paced controller spends a token on each)
+API_WRITES = (
+    cmd.CreateObject,
+    cmd.UpdateObject,
+    cmd.UpdateStatus,
+    cmd.DeleteObject,
+    cmd.RemoveFinalizer,
+    cmd.FinishDeletion,
+    cmd.BindPod,
+)
+
+
+def real_pacing(qps: float = 20.0, burst: int = 30) -> ev.Pacing:
+    """`--pace real`'s choice: kube-controller-manager's default QPS 20 / burst 30 unless given,
+    and a 24 ms hop (4 ms informer delay + 20 ms request latency), the median the issue's audit
+    captures show from a user's write to the Deployment controller's ReplicaSet (25 ms) and from
+    there to its pod (48 ms)."""
+    return ev.Pacing(qps=qps, burst=burst, controllers=list(PACED_CONTROLLERS))
+
+
+class TokenBucket:
+    """client-go's token bucket (`flowcontrol.NewTokenBucketRateLimiter`) in virtual time, with
+    exact fractions so that the instants never depend on float rounding."""
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self.qps = Fraction(qps)
+        self.burst = burst
+        self.tokens = Fraction(burst)
+        self.last: datetime | None = None
+
+    def _refill(self, now: datetime) -> None:
+        if self.last is not None and now > self.last:
+            elapsed = Fraction((now - self.last) // timedelta(microseconds=1), 1_000_000)
+            self.tokens = min(Fraction(self.burst), self.tokens + elapsed * self.qps)
+        if self.last is None or now > self.last:
+            self.last = now
+
+    def take(self, now: datetime) -> bool:
+        """Spend a token at `now` if there is one."""
+        self._refill(now)
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+    def next_token(self, now: datetime) -> datetime:
+        """The first instant after `now` with a whole token (rounded up to the microsecond)."""
+        self._refill(now)
+        wait = (1 - self.tokens) / self.qps
+        micros = -((-wait.numerator * 1_000_000) // wait.denominator)
+        return now + timedelta(microseconds=max(1, micros))
+
+
 class LoopError(RuntimeError):
     """The engine itself misbehaved (a controller asked for something impossible)."""
 
@@ -65,6 +128,7 @@ class Engine:
         controllers: Sequence[Controller] | None = None,
         settle_limit: timedelta = DEFAULT_SETTLE_LIMIT,
         kubernetes_version: str | None = None,
+        pacing: ev.Pacing | None = None,
     ) -> None:
         if controllers is None:
             from engine.actors import default_actors
@@ -79,6 +143,16 @@ class Engine:
         # operation if the cluster has another, or none (then the default); None: keep it
         self.kubernetes_version = kubernetes_version
         self._release_recorded = False
+        # `--pace real`: recorded (PacingConfigured) before this engine's first operation
+        self.pacing = pacing
+        self.buckets: dict[str, TokenBucket] = {}
+        self.hop = timedelta(0)
+        if pacing is not None:
+            self.buckets = {name: TokenBucket(pacing.qps, pacing.burst) for name in pacing.controllers}
+            self.hop = timedelta(milliseconds=pacing.informer_delay_ms + pacing.request_latency_ms)
+        self.latency = timedelta(milliseconds=pacing.request_latency_ms) if pacing else timedelta(0)
+        # keys a paced controller may reconcile now (its pacing timer fired at this instant)
+        self.released: dict[str, set[str]] = {name: set() for name in self.buckets}
         self.now: datetime | None = self.cluster.now
         self.events: list[ev.Event] = []
         self.api = ApiServer(self.cluster, self._emit, self._clock)
@@ -135,6 +209,8 @@ class Engine:
             )
             if owner in self.dirty:
                 self.dirty[owner][key] = fired.position
+                if owner in self.released:
+                    self.released[owner].add(key)
         self.settle()
         if self.at_rest is not None:
             self.at_rest()
@@ -152,6 +228,9 @@ class Engine:
                     continue
                 work = sorted(queue.items())
                 queue.clear()
+                if actor.name in self.buckets:
+                    self._paced(actor, work)
+                    continue
                 for key, trigger in work:
                     assert self.now is not None
                     for command in actor.reconcile(key, self.cluster, self.now):
@@ -160,6 +239,44 @@ class Engine:
             f"no rest after {MAX_PASSES_PER_INSTANT} passes at {self.now}: "
             f"still busy: {sorted(n for n, q in self.dirty.items() if q)}"
         )
+
+    def _paced(self, actor: Controller, work: list[tuple[str, int]]) -> None:
+        """A paced controller: a key it was not released for waits one hop (a timer); a
+        released key is reconciled and its writes issued while the bucket has tokens; the rest
+        of that sync is dropped and the key comes back when the next token does (the
+        reconcile is level-based, so it recomputes what is still missing)."""
+        assert self.now is not None
+        released = self.released[actor.name]
+        bucket = self.buckets[actor.name]
+        for key, trigger in work:
+            if key not in released:
+                due = self.now + self.hop
+                if not any(d <= due for d in self.cluster.pending_timers(actor.name, key)):
+                    audit = Audit(by=actor.name, reason="pace", message="informer delay and request latency", trigger=trigger)
+                    self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
+                continue
+            released.discard(key)
+            previous: tuple[type, str] | None = None
+            for command in actor.reconcile(key, self.cluster, self.now):
+                if isinstance(command, API_WRITES):
+                    # writes of one sync are sequential requests, except a batch of the same
+                    # write to the same kind (slowStartBatch's parallel pod creates, deletes)
+                    this = (type(command), _command_kind(command))
+                    if previous is not None and this != previous:
+                        due = self.now + self.latency
+                        message = "the next request of this sync, one request latency later"
+                    elif not bucket.take(self.now):
+                        due = bucket.next_token(self.now)
+                        message = f"client-side rate limit (QPS {float(bucket.qps):g}, burst {bucket.burst})"
+                    else:
+                        previous = this
+                        self.execute(command, actor.name, trigger)
+                        continue
+                    if not any(d <= due for d in self.cluster.pending_timers(actor.name, key)):
+                        audit = Audit(by=actor.name, reason="pace", message=message, trigger=trigger)
+                        self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
+                    break
+                self.execute(command, actor.name, trigger)
 
     def execute(self, command: cmd.Command, by: str, trigger: int) -> None:
         audit = Audit(by=by, reason=command.reason, message=command.message, trigger=trigger)
@@ -262,6 +379,18 @@ class Engine:
             self.advance_to(operation.at)
             if not self._release_recorded:
                 self._record_release()
+                if self.pacing is not None:
+                    self._emit(
+                        ev.PacingConfigured,
+                        pacing=self.pacing,
+                        by="admin",
+                        reason="pace",
+                        message=(
+                            f"controllers write as on a real cluster: QPS {self.pacing.qps:g}, burst "
+                            f"{self.pacing.burst}, {self.pacing.informer_delay_ms} ms informer delay + "
+                            f"{self.pacing.request_latency_ms} ms per request"
+                        ),
+                    )
             try:
                 self.perform(operation)
             except op.Rejected as exc:
@@ -422,6 +551,11 @@ class Engine:
                 self._emit(ev.ClockAdvanced, by=actor or "clock", reason="advance", line=line, source=source)
             case _:
                 raise op.Rejected(f"unsupported operation {type(operation).__name__}")
+
+
+def _command_kind(command: cmd.Command) -> str:
+    obj = getattr(command, "object", None)
+    return kind_of(obj) if obj is not None else getattr(command, "kind", "Pod")
 
 
 def _qualified(namespace: str, name: str) -> str:

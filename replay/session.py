@@ -25,6 +25,7 @@ import msgspec
 
 from engine import collector
 from engine.api.state import Cluster
+from engine.events import Pacing
 from engine.loop import DEFAULT_SETTLE_LIMIT, Engine, Settled
 from engine.operations import AnyOperation
 from engine.store import (
@@ -84,6 +85,7 @@ def run(
     chunk_events: int | None = None,
     observe: Callable[[Engine, AnyOperation | None], None] | None = None,
     kubernetes_version: str | None = None,
+    pacing: Pacing | None = None,
 ) -> tuple[RunSummary, Engine]:
     """Carry out `operations` on the stored cluster and append what happened.
 
@@ -95,13 +97,15 @@ def run(
     progress bar). `kubernetes_version` (`1.33`, checked by the caller with
     engine.api.gotypes.check_version) is the release the controllers imitate: recorded
     (ClusterConfigured) before the first operation if the cluster has another; None keeps the
-    recorded one (the default for a cluster that has none). Raises Rejected, LoopError, StoreError (StoreBusy,
+    recorded one (the default for a cluster that has none). `pacing` (`--pace real`) paces the
+    controllers' writes as on a real cluster (recorded: PacingConfigured). Raises Rejected, LoopError, StoreError (StoreBusy,
     InterruptedRun, StoreConflict ...)."""
     with store.writer(wait=wait) as writer:
         cluster = store.cluster_at(writer.base)
         if callable(operations):
             operations = operations(cluster)
         salt = f"{salt}\nkubernetes-version={kubernetes_version}" if kubernetes_version else salt
+        salt = f"{salt}\npace={msgspec.json.encode(pacing).decode()}" if pacing is not None else salt
         identity = run_identity(writer.base, operations, settle, settle_limit, settle_until, salt)
         pending = writer.pending
         if pending is not None and pending.identity != identity:
@@ -110,7 +114,7 @@ def run(
             with collector.quiet():
                 return _run(
                     store, writer, cluster, operations, identity, pending, settle, settle_limit, settle_until,
-                    description, chunk_events or CHUNK_EVENTS, observe, create_namespaces, kubernetes_version,
+                    description, chunk_events or CHUNK_EVENTS, observe, create_namespaces, kubernetes_version, pacing,
                 )
         except BaseException:
             try:
@@ -135,13 +139,14 @@ def _run(
     observe: Callable[[Engine, AnyOperation | None], None] | None = None,
     create_namespaces: bool = False,
     kubernetes_version: str | None = None,
+    pacing: Pacing | None = None,
 ) -> tuple[RunSummary, Engine]:
     if pending is not None:
-        engine = Engine(store.cluster_at(pending.staged, staged=True), settle_limit=settle_limit, kubernetes_version=kubernetes_version)
+        engine = Engine(store.cluster_at(pending.staged, staged=True), settle_limit=settle_limit, kubernetes_version=kubernetes_version, pacing=pacing)
         engine.now = pending.now
         done, settling, bound = pending.operations_done, pending.settling, pending.bound
     else:
-        engine = Engine(cluster, settle_limit=settle_limit, kubernetes_version=kubernetes_version)
+        engine = Engine(cluster, settle_limit=settle_limit, kubernetes_version=kubernetes_version, pacing=pacing)
         done, settling, bound = 0, False, None
     engine.api.create_namespaces = create_namespaces
     resumed_at = done

@@ -23,6 +23,7 @@ VERBS = {
     "WarningRecorded": "warning",
     "KubeletConfigured": "kubelet configured",
     "ClusterConfigured": "Kubernetes version chosen",
+    "PacingConfigured": "real-cluster pacing chosen",
     "ClockAdvanced": "clock advanced",
     "TimerSet": "timer set",
     "TimerFired": "timer fired",

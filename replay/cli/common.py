@@ -418,3 +418,31 @@ def report_errors(errors: Sequence[str]) -> int:
     for error in errors:
         err(error)
     return 1 if errors else 0
+
+
+def add_pace_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--pace",
+        choices=("instant", "real"),
+        default="instant",
+        help="instant (default): controllers act at the instant an event wakes them; real: as on a real cluster, each controller's writes go through a token bucket (--kube-api-qps, --kube-api-burst) with 24 ms from an event to the write it causes, all in virtual time (recorded in the log)",
+    )
+    p.add_argument("--kube-api-qps", type=float, default=None, metavar="QPS", help="With --pace real: each controller's client-side QPS, as kube-controller-manager's flag (default 20)")
+    p.add_argument("--kube-api-burst", type=int, default=None, metavar="N", help="With --pace real: each controller's client-side burst, as kube-controller-manager's flag (default 30)")
+
+
+def pacing_of(args: argparse.Namespace, verb: str):  # -> engine.events.Pacing | None
+    """The pacing `--pace real` asks for (None: instant); a usage error for bad values."""
+    from engine.loop import real_pacing
+
+    if args.pace != "real":
+        if args.kube_api_qps is not None or args.kube_api_burst is not None:
+            raise UsageError("--kube-api-qps and --kube-api-burst need --pace real", verb=verb)
+        return None
+    qps = 20.0 if args.kube_api_qps is None else args.kube_api_qps
+    burst = 30 if args.kube_api_burst is None else args.kube_api_burst
+    if not (qps > 0 and qps < float("inf")):
+        raise UsageError(f"--kube-api-qps: must be a positive number, not {qps:g}", verb=verb)
+    if burst < 1:
+        raise UsageError(f"--kube-api-burst: must be 1 or more, not {burst}", verb=verb)
+    return real_pacing(qps, burst)

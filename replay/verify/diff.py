@@ -50,15 +50,15 @@ def _is_history(text: str) -> bool:
     return text.endswith((".jsonl", ".json", ".jsonl.gz")) and ":" not in text.split("/")[0]
 
 
-def load_run(text: str, *, options: Sequence[str] = ()) -> Run:
-    """A store URL or SQLite file (read), or a history (replayed in memory)."""
+def load_run(text: str, *, options: Sequence[str] = (), pacing: ev.Pacing | None = None) -> Run:
+    """A store URL or SQLite file (read), or a history (replayed in memory, paced by `pacing`)."""
     from engine.store import EventStore, StoreError
 
     if _is_history(text):
         from replay.verify.verification import VerifyError, replay_history
 
         try:
-            replayed = replay_history(text, options=options)
+            replayed = replay_history(text, options=options, pacing=pacing)
         except VerifyError as exc:
             raise DiffError(str(exc)) from None
         return Run(source=text, events=replayed.events, cluster=replayed.cluster)

@@ -67,17 +67,24 @@ class Replayed(msgspec.Struct, kw_only=True):
         return self.operations[i - 1].line if i else 0
 
 
+PACE_HINT = (
+    " (with --pace real the controllers write later than at once: a recorded binding or pod status "
+    "may come before the paced engine has made its pod; replay it without --pace)"
+)
+
+
 def replay_history(
     path: str | Path,
     *,
     options: Sequence[str] = (),
     settle: timedelta = timedelta(hours=1),
     operations: list[AnyOperation] | None = None,
+    pacing: ev.Pacing | None = None,
 ) -> Replayed:
     """Replay a history in memory (raises VerifyError for bad input). The engine runs exactly
     as `kreplay replay` runs it (each operation, then to rest within `settle` of virtual time),
     so the events are those `replay` would append; they are kept in memory, not in a store,
-    since verify only reads them once."""
+    since verify only reads them once. `pacing` (`--pace real`) paces the controllers' writes."""
     from engine.loop import Engine, LoopError
     from engine.operations import Rejected
     from replay.history import HistoryError, load_history, locate
@@ -89,13 +96,13 @@ def replay_history(
             raise VerifyError(f"error: {exc}") from None
     try:
         with engine_options.applied(options):
-            engine = Engine(settle_limit=settle)
+            engine = Engine(settle_limit=settle, pacing=pacing)
             for operation in operations:
                 engine.run([operation])
             if engine.now is not None:
                 engine.finish(bound=engine.now + settle)
     except Rejected as exc:
-        raise VerifyError(f"error: {locate(exc, operations, str(path))}") from None
+        raise VerifyError(f"error: {locate(exc, operations, str(path))}{PACE_HINT if pacing else ''}") from None
     except LoopError as exc:
         raise VerifyError(f"error: {path}: the engine could not replay it: {exc}") from None
     return Replayed(source=str(path), operations=operations, events=engine.take_events(), cluster=engine.cluster)
@@ -429,6 +436,7 @@ def verify(
     options: Sequence[str] = (),
     settle: timedelta = timedelta(hours=1),
     capture_format: str = "",
+    pacing: ev.Pacing | None = None,
 ) -> Verification:
     """Replay `history` and compare the engine's decisions with its recorded outcome. `history`
     may also be a raw capture without a sidecar: it is imported in memory first (in
@@ -468,7 +476,7 @@ def verify(
             f"error: {path}: the recorded outcome{fmt} holds no applied write by a controller kreplay models, "
             f"so there is nothing to verify the engine's decisions against"
         )
-    replayed = replay_history(history, options=options, settle=settle, operations=operations)
+    replayed = replay_history(history, options=options, settle=settle, operations=operations, pacing=pacing)
     engine_log = from_events(replayed.events)
     recorded = from_outcome(writes, known=_known_objects(replayed.events), line_at=replayed.line_at,
                             deleter_unknown=header.format == "watch")

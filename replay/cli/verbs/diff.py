@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from replay.cli.common import Parents, Subparsers
+from replay.cli.common import Parents, Subparsers, add_pace_arguments, pacing_of
 
 DESCRIPTION = """Compare two runs of a cluster: A and B are stores (sqlite:PATH, a SQLite file, postgresql://...) or histories (replayed in memory, nothing is written).
 
@@ -29,6 +29,7 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
     p.add_argument("-o", "--output", default="", choices=["", "json"], help="Output format: the summary and details (default) or json")
     p.add_argument("--no-timelines", action="store_true", help="Leave the aligned decision timelines out of the text")
     p.add_argument("--engine-option", action="append", default=[], help=argparse.SUPPRESS)
+    add_pace_arguments(p)
     p.set_defaults(func=cmd_diff)
 
 
@@ -44,8 +45,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     except engine_options.OptionError as exc:
         raise UsageError(str(exc), verb="diff") from None
     try:
-        a = load_run(args.a)
-        b = load_run(args.b, options=args.engine_option)
+        pacing = pacing_of(args, "diff")
+        a = load_run(args.a, pacing=pacing)
+        b = load_run(args.b, options=args.engine_option, pacing=pacing)
         result = diff_runs(a, b)
     except DiffError as exc:
         raise UserError(str(exc)) from None

@@ -6,7 +6,14 @@ import argparse
 from typing import Any
 
 from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION, KUBERNETES_VERSIONS
-from replay.cli.common import Parents, Subparsers, UsageError, add_bool
+from replay.cli.common import (
+    Parents,
+    Subparsers,
+    UsageError,
+    add_bool,
+    add_pace_arguments,
+    pacing_of,
+)
 
 DESCRIPTION = """Replay a history file (JSON Lines, one operation a line: docs/history-format.md) into the store and run the controllers to rest.
 
@@ -51,6 +58,7 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
         metavar="N",
         help="As kube-controller-manager's flag: PodGC deletes terminated pods above N, evicted then oldest first; 0 turns it off (default 12500)",
     )
+    add_pace_arguments(p)
     p.add_argument("--settle", default="1h", help="How much virtual time may pass after the last operation while timers still fire (default 1h)")
     add_progress(p)
     p.set_defaults(func=cmd_replay)
@@ -82,6 +90,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"--settle: {exc}", verb="replay") from None
     _set_feature_gates(args.feature_gates)
     kubernetes_version = _kubernetes_version(args.kubernetes_version)
+    pacing = pacing_of(args, "replay")
     if args.terminated_pod_gc_threshold < 0:
         raise UsageError("--terminated-pod-gc-threshold: must be 0 or more", verb="replay")
     import engine.controllers.evictions as podgc
@@ -120,9 +129,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 observe=bar,
                 create_namespaces=args.create_namespaces,
                 kubernetes_version=kubernetes_version,
+                pacing=pacing,
             )
         except Rejected as exc:
-            raise UserError(f"error: {locate(exc, operations, args.history)}") from None
+            from replay.verify.verification import PACE_HINT
+
+            raise UserError(f"error: {locate(exc, operations, args.history)}{PACE_HINT if pacing else ''}") from None
         finally:
             bar.close()
         s = summary.settled

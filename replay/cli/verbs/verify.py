@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from replay.cli.common import Parents, Subparsers
+from replay.cli.common import Parents, Subparsers, add_pace_arguments, pacing_of
 
 DESCRIPTION = """Replay a history in memory (the store is not touched) and compare, owner by owner, the engine's decisions with the recorded outcome beside it (HISTORY.outcome.jsonl, written by `kreplay import`): pods, ReplicaSets, ControllerRevisions and claims created and deleted, ReplicaSet scalings, revisions and hash labels, rollout status. A raw capture (audit log, watch stream, SimKube trace, snapshot) is imported in memory first.
 
@@ -36,6 +36,7 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
     p.add_argument("-o", "--output", default="", choices=["", "json"], help="Output format: the summary (default) or json")
     p.add_argument("--all", action="store_true", help="List every divergence, not only the first of each owner")
     p.add_argument("--engine-option", action="append", default=[], help=argparse.SUPPRESS)
+    add_pace_arguments(p)
     p.set_defaults(func=cmd_verify)
 
 
@@ -66,7 +67,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(f'invalid argument "{args.from_}" for "--from" flag: expected one of {", ".join(FORMATS)}', verb="verify")
     try:
         result = verify(args.history, outcome=args.outcome or None, tolerance=tolerance,
-                        options=args.engine_option, settle=settle, capture_format=args.from_)
+                        options=args.engine_option, settle=settle, capture_format=args.from_,
+                        pacing=pacing_of(args, "verify"))
     except VerifyError as exc:
         raise UserError(str(exc)) from None
     if args.output == "json":
