@@ -600,16 +600,27 @@ def pods_of(cluster: Cluster, owner: KubeObject) -> list[Pod]:
     return sorted(pods, key=lambda p: (p.metadata.creation_timestamp or "", p.metadata.name))
 
 
+def _named_pod(cluster: Cluster, namespace: str, name: str) -> Pod:
+    """The pod a `bind` or `pod-status` line names (Rejected as the API server's NotFound)."""
+    pod = cluster.pod(namespace, name)
+    if pod is None:
+        raise op.Rejected(f'pods "{name}" not found', field="name")
+    return pod
+
+
+def _named_owner(cluster: Cluster, kind: str, namespace: str, name: str) -> KubeObject:
+    """The owner a `bind` or `pod-status` line names instead of a pod."""
+    owner = cluster.get(kind, namespace, name)
+    if owner is None:
+        raise op.Rejected(f'{kind.lower()} "{name}" not found', field="owner")
+    return owner
+
+
 def find_bound_pod(cluster: Cluster, bind: op.Bind) -> Pod:
     """The pod a recorded binding names: by name, or the owner's oldest pod not bound yet."""
     if bind.name:
-        pod = cluster.pod(bind.namespace, bind.name)
-        if pod is None:
-            raise op.Rejected(f'pods "{bind.name}" not found', field="name")
-        return pod
-    owner = cluster.get(bind.owner_kind, bind.namespace, bind.owner_name)
-    if owner is None:
-        raise op.Rejected(f'{bind.owner_kind.lower()} "{bind.owner_name}" not found', field="owner")
+        return _named_pod(cluster, bind.namespace, bind.name)
+    owner = _named_owner(cluster, bind.owner_kind, bind.namespace, bind.owner_name)
     from engine.scheduling.nodeaffinity import pod_target_node
 
     waiting = [p for p in pods_of(cluster, owner) if not p.spec.node_name]
@@ -631,15 +642,8 @@ def find_reported_pod(cluster: Cluster, report: op.PodStatusReport) -> Pod:
     from engine.scheduling.nodeaffinity import pod_target_node
 
     if report.name:
-        pod = cluster.pod(report.namespace, report.name)
-        if pod is None:
-            raise op.Rejected(f'pods "{report.name}" not found', field="name")
-        return pod
-    owner = cluster.get(report.owner_kind, report.namespace, report.owner_name)
-    if owner is None:
-        raise op.Rejected(
-            f'{report.owner_kind.lower()} "{report.owner_name}" not found', field="owner"
-        )
+        return _named_pod(cluster, report.namespace, report.name)
+    owner = _named_owner(cluster, report.owner_kind, report.namespace, report.owner_name)
     # a Deployment's pods are its ReplicaSets' (an imported capture names the Deployment, as the
     # engine's ReplicaSet names differ from the capture's); the first pod on that node, oldest
     # first, that the report would change
