@@ -27,6 +27,8 @@ import re
 import subprocess
 import sys
 
+from engine.api.gotypes.spew import GO_INTS
+
 # package id -> (repository, path in it, package name); the files each package's types come from
 PACKAGES = {
     "corev1": ("api", "core/v1", "v1", ["types.go"]),
@@ -67,27 +69,8 @@ EXTERNAL: dict[str, dict] = {
     "big.Word": {"underlying": "uint"},
 }
 EXTERNAL_PACKAGES = {"time": "time", "inf": "inf", "big": "big"}
-BUILTINS = {
-    "bool",
-    "string",
-    "int",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "uintptr",
-    "float32",
-    "float64",
-    "byte",
-    "rune",
-    "complex64",
-    "complex128",
-}
+# Go's predeclared types: the integer kinds spew renders as numbers, and the rest
+BUILTINS = GO_INTS | {"bool", "string", "float32", "float64", "byte", "rune", "complex64", "complex128"}
 ROOT = "corev1.PodTemplateSpec"
 
 

@@ -31,7 +31,7 @@ from engine.api.gotypes import quantity
 
 # parsed type expressions: ("ptr", t) | ("slice", t) | ("map", k, v) | ("named", name) | ("basic", name)
 TypeNode = tuple[Any, ...]
-_INTS = {
+GO_INTS = frozenset({
     "int",
     "int8",
     "int16",
@@ -43,7 +43,7 @@ _INTS = {
     "uint32",
     "uint64",
     "uintptr",
-}
+})
 _GO_EPOCH_OFFSET = (
     62135596800  # seconds from 0001-01-01 to 1970-01-01: time.Time's ext for a wall-less time
 )
@@ -215,7 +215,7 @@ def _scalar(kind: str, value: Any) -> str:
         return value
     if kind == "bool":
         return "true" if value else "false"
-    if kind in _INTS:
+    if kind in GO_INTS:
         if value is None:
             return "0"
         if isinstance(value, bool) or not isinstance(value, int):
