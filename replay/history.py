@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from engine import operations as op
-from engine.api.objects import CLUSTER_SCOPED, ObjectDecodeError, decode_object
+from engine.api.objects import CLUSTER_SCOPED, ObjectDecodeError, decode_object, type_meta_error
 from engine.events import KubeletPolicy
 from replay.kinds import UnknownKind, resolve_in_history
 from replay.safeload import InputError, decode_text, load_json
@@ -269,6 +269,9 @@ def to_operation(line: AnyLine, number: int) -> op.AnyOperation:
     match line:
         case ApplyLine():
             try:
+                missing = type_meta_error(line.object)
+                if missing is not None:
+                    raise missing
                 obj = decode_object(line.object)
             except ObjectDecodeError as exc:
                 raise HistoryError(number, f"object.{exc.field}" if exc.field else "object", exc.message) from None

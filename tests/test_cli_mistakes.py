@@ -183,3 +183,22 @@ def test_no_progress_bar_on_a_pipe_unless_asked(capsys: pytest.CaptureFixture[st
     assert code == 0 and "op/s" not in err and "ops/s" not in err and "events/s" not in err
     code, _, err = kreplay(capsys, "replay", str(EXAMPLES / "bare-cluster.jsonl"), "--progress", "--store", f"sqlite:{tmp_path / 'b.db'}")
     assert code == 0 and "events/s" in err
+
+
+@pytest.mark.parametrize(
+    "manifest, error",
+    [
+        pytest.param("kind: Pod\nmetadata:\n  name: p\nspec:\n  containers: [{name: c, image: x}]\n", "error: p.yaml:1: apiVersion: error validating data: apiVersion not set", id="apply-f-without-apiversion-is-refused-as-kubectl-1-33-refuses-it"),
+        pytest.param("apiVersion: v1\nmetadata:\n  name: p\n", "error: p.yaml:1: kind: error validating data: kind not set", id="apply-f-without-kind"),
+        pytest.param("apiVersion: v1\nkind: Pod\nmetadata:\n  name: q\nspec:\n  containers: [{name: c, image: x}]\n---\nkind: Pod\nmetadata:\n  name: p\n", "error: p.yaml:8: apiVersion: error validating data: apiVersion not set", id="one-bad-document-and-nothing-is-applied"),
+    ],
+)
+def test_a_manifest_without_type_meta_is_refused_before_any_write(capsys: pytest.CaptureFixture[str], tmp_path: Path, manifest: str, error: str) -> None:
+    store = f"sqlite:{tmp_path / 'c.db'}"
+    history = tmp_path / "h.jsonl"
+    history.write_text(json.dumps(node("a")) + "\n")
+    assert kreplay(capsys, "replay", str(history), "--store", store)[0] == 0
+    (tmp_path / "p.yaml").write_text(manifest)
+    code, out, err = kreplay(capsys, "apply", "-f", str(tmp_path / "p.yaml"), "--store", store)
+    assert (code, out, err.strip().replace(str(tmp_path) + "/", "")) == (1, "", error)
+    assert kreplay(capsys, "get", "pods", "--store", store)[1:] == ("", "No resources found in default namespace.\n")

@@ -157,6 +157,10 @@ def test_the_schema_table_covers_every_kind_the_engine_decodes() -> None:
         pytest.param({"at": AT, "op": "scale", "kind": "deploy", "name": "x", "replicas": 10**30}, "replicas", "must be no more than 2147483647", id="scale-to-10-to-the-30"),
         pytest.param({"at": AT, "op": "advance", "colour": "red"}, "colour", 'unknown field "colour" (an advance line has: actor, at, cause, op, source)', id="an-unknown-field-lists-the-expected-ones"),
         pytest.param({"op": "advance"}, "at", "required", id="a-missing-field-is-named"),
+        # kubectl 1.33: error validating "p.yaml": error validating data: apiVersion not set
+        pytest.param({"at": AT, "op": "apply", "object": {"kind": "Node", "metadata": {"name": "n"}}}, "object.apiVersion", "error validating data: apiVersion not set", id="a-manifest-without-apiversion-is-refused-as-kubectl-refuses-it"),
+        pytest.param({"at": AT, "op": "apply", "object": {"apiVersion": "", "kind": "Node", "metadata": {"name": "n"}}}, "object.apiVersion", "error validating data: apiVersion not set", id="an-empty-apiversion-is-not-set"),
+        pytest.param({"at": AT, "op": "apply", "object": {"metadata": {"name": "n"}}}, "object.apiVersion", "error validating data: [apiVersion not set, kind not set]", id="without-both-both-are-named-as-kubectl-names-them"),
     ],
 )
 def test_times_durations_and_replicas_are_bounded_when_the_history_is_read(line: dict[str, Any], field: str, message: str) -> None:

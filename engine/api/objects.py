@@ -555,6 +555,20 @@ def decode_as(raw: Any, cls: type[msgspec.Struct]) -> Any:
         raise ObjectDecodeError(message, path.rstrip("`") or "$") from None
 
 
+def type_meta_error(raw: Any) -> ObjectDecodeError | None:
+    """What kubectl's client-side validation says of a manifest without `apiVersion` or `kind`
+    (`error validating data: apiVersion not set`; both missing: `[apiVersion not set, kind not
+    set]`), for the edges that read a user's manifests (history `apply` lines, `-f` files).
+    decode_object itself still reads a capture's objects without apiVersion as the built-in kind."""
+    if not isinstance(raw, dict):
+        return None
+    missing = [f"{k} not set" for k in ("apiVersion", "kind") if raw.get(k) in (None, "")]
+    if not missing:
+        return None
+    text = missing[0] if len(missing) == 1 else "[" + ", ".join(missing) + "]"
+    return ObjectDecodeError(f"error validating data: {text}", "$." + missing[0].split()[0])
+
+
 def decode_object(raw: Any, strict: bool = True) -> AnyObject:
     """Decode a manifest (a dict as read from YAML or JSON) into its typed object.
 

@@ -281,9 +281,12 @@ def identify(doc: dict[str, Any], origin: FileDocument, request: Request) -> tup
 
     kind_text = doc.get("kind")
     meta = doc.get("metadata") or {}
-    if not isinstance(kind_text, str) or not kind_text:
-        raise UserError("error: " + origin.error("kind", "Object has no `kind`"))
-    from engine.api.objects import KINDS, ObjectDecodeError, decode_object
+    from engine.api.objects import KINDS, ObjectDecodeError, decode_object, type_meta_error
+
+    missing = type_meta_error(doc)
+    if missing is not None:  # kubectl's client-side validation refuses it before any request
+        raise UserError("error: " + origin.error(missing.field, missing.message))
+    assert isinstance(kind_text, str)
 
     if kind_text not in KINDS:
         # a manifest names its Kind exactly: let decoding say what is wrong, as apply would
