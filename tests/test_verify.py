@@ -290,6 +290,11 @@ def test_a_handwritten_outcome_matches_daemon_pods_by_node_and_revisions_by_numb
     assert doc["totals"]["notModelled"] == 3 and doc["totals"]["matched"] == 0
     assert [n["what"] for n in doc["notModelled"]] == ["hash-value"]
     assert doc["ignoredWrites"] == {"kind not compared (Event)": 1, "refused (409)": 1}
+    # the headline says nothing was compared, not "AGREES: 0/3 (0.0%)"; the owner's row neither
+    text = result.text().splitlines()
+    assert text[1] == ("NOTHING COMPARED: the 3 recorded decisions are all of what the engine does not model (below), "
+                       "so none agrees and none diverges, across 1 owners")
+    assert text[4].split()[:2] == ["DaemonSet/default/agent", "-"]
     lat = doc["latency"]
     assert lat["count"] == 3 and 0.02 < lat["min"] <= lat["max"] < 0.04
 

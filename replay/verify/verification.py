@@ -189,6 +189,12 @@ class Verification(msgspec.Struct, kw_only=True):
                 f"DIVERGES: {len(diverging)} of {len(c.owners)} owners; {t['matched']}/{t['expected']} recorded "
                 f"decisions agree ({pct:.1f}%), {t['notModelled']} not modelled, {t['divergences']} divergences"
             )
+        elif t["matched"] == 0 and t["expected"] == t["notModelled"]:
+            # "AGREES: 0/3 (0.0%)" read as a failure: say that nothing could be compared at all
+            lines.append(
+                f"NOTHING COMPARED: the {t['expected']} recorded decisions are all of what the engine does not "
+                f"model (below), so none agrees and none diverges, across {len(c.owners)} owners"
+            )
         else:
             lines.append(
                 f"AGREES: {t['matched']}/{t['expected']} recorded decisions agree ({pct:.1f}%), "
@@ -198,8 +204,9 @@ class Verification(msgspec.Struct, kw_only=True):
         width = max([len(o.owner) for o in c.owners] + [5])
         lines.append(f"{'OWNER':<{width}}  AGREE   MATCHED  NOT-MODELLED  DIVERGENCES")
         for o in c.owners:
+            agree = "    -" if o.expected and o.not_modelled == o.expected else f"{100 * o.agreement:5.1f}%"
             lines.append(
-                f"{o.owner:<{width}}  {100 * o.agreement:5.1f}%  {o.matched:>3}/{o.expected:<3}  {o.not_modelled:>12}  "
+                f"{o.owner:<{width}}  {agree:<6}  {o.matched:>3}/{o.expected:<3}  {o.not_modelled:>12}  "
                 f"{len(o.divergences):>11}"
             )
         lat = c.latency()
