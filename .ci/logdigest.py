@@ -4,11 +4,24 @@ Usage: PYTHONPATH=/work/tools pytest -p logdigest --log-digests=OUT.json
 """
 import hashlib
 import json
+import re
 
 import pytest
 
 _current = None
 _results = {}
+_root = b""
+# pytest's tmp_path (/tmp/pytest-of-USER/pytest-N/[popen-gwK/]test_x0/) and tempfile's
+# mkdtemp() names differ from run to run; a history's path reaches the log (`source`, the
+# `--record` cause), so both are hashed as placeholders and only the engine's decisions count
+_PYTEST_TMP = re.compile(rb"/[^\s\"']*?/pytest-of-[^/\s\"']+/pytest-\d+/(?:popen-gw\d+/)?")
+_MKDTEMP = re.compile(rb"/tmp/tmp[a-z0-9_]{8}(?=[/\s\"']|$)")
+
+
+def normalised(data: bytes, root: bytes = b"") -> bytes:
+    """`data` with temporary directories (and the checkout's own path) replaced by placeholders."""
+    data = _MKDTEMP.sub(b"<tmp>", _PYTEST_TMP.sub(b"<tmp>/", data))
+    return data.replace(root, b"<root>") if root else data
 
 
 def pytest_addoption(parser):
@@ -18,6 +31,8 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if not config.getoption("--log-digests"):
         return
+    global _root
+    _root = str(config.rootpath).encode()
     from engine import events as ev
     from engine.loop import Engine
 
@@ -26,7 +41,7 @@ def pytest_configure(config):
     def _emit(self, *a, **k):
         event = original(self, *a, **k)
         if _current is not None:
-            _current.update(ev.encode(event))
+            _current.update(normalised(ev.encode(event), _root))
             _current.update(b"\n")
         return event
 
