@@ -218,6 +218,20 @@ class EvictionCancelled(Event, kw_only=True):
     key: str
 
 
+class NodeHeartbeatsStopped(Event, kw_only=True):
+    """The kubelet of `node` stopped posting its status and renewing its lease (a crashed node,
+    a network partition): after nodeMonitorGracePeriod the node lifecycle controller marks the
+    node's conditions Unknown (a `node-heartbeat` line with `stopped: true`)."""
+
+    node: str
+
+
+class NodeHeartbeatsResumed(Event, kw_only=True):
+    """The kubelet of `node` posts its status again (a `node-heartbeat` line)."""
+
+    node: str
+
+
 AnyEvent = (
     ObjectCreated
     | ObjectUpdated
@@ -242,6 +256,8 @@ AnyEvent = (
     | BackoffRecorded
     | EvictionScheduled
     | EvictionCancelled
+    | NodeHeartbeatsStopped
+    | NodeHeartbeatsResumed
 )
 
 OBJECT_EVENTS = (
@@ -278,4 +294,6 @@ def subject(event: Event) -> tuple[str, str, str] | None:
         return (kind_of(event.object), meta.namespace, meta.name)
     if isinstance(event, ObjectDeleted | WarningRecorded):
         return (event.kind, event.namespace, event.name)
+    if isinstance(event, NodeHeartbeatsStopped | NodeHeartbeatsResumed):
+        return ("Node", "", event.node)
     return None

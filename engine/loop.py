@@ -514,6 +514,8 @@ class Engine:
                     operation.status,
                     audit(f"kubelet/{operation.name}", "node-condition", f"{operation.type}={operation.status}"),
                 )
+            case op.NodeHeartbeat():
+                self._node_heartbeat(operation, api, audit, actor, line, source)
             case op.ConfigureKubelet(policy=policy):
                 if self.cluster.kubelet.recorded_bindings:  # a `scheduler` line's choice stays
                     policy = msgspec.structs.replace(policy, recorded_bindings=self.cluster.kubelet.recorded_bindings)
@@ -551,6 +553,32 @@ class Engine:
                 self._emit(ev.ClockAdvanced, by=actor or "clock", reason="advance", line=line, source=source)
             case _:
                 raise op.Rejected(f"unsupported operation {type(operation).__name__}")
+
+    def _node_heartbeat(self, operation: op.NodeHeartbeat, api: ApiServer, audit: Any, actor: str, line: int, source: str) -> None:
+        """A `node-heartbeat` line: the node's kubelet stops posting its status, or posts it again
+        (then its conditions the node lifecycle controller set Unknown are the kubelet's again:
+        Ready True, the pressure conditions False)."""
+        name = operation.name
+        if self.cluster.node(name) is None:
+            raise op.Rejected(f'nodes "{name}" not found', field="name")
+        since = self.cluster.silent_nodes.get(name)
+        who = actor or f"kubelet/{name}"
+        if operation.stopped:
+            if since is not None:
+                raise op.Rejected(f"the kubelet of node {name} stopped posting status already, at {since.isoformat()}", field="stopped")
+            self._emit(ev.NodeHeartbeatsStopped, node=name, by=who, reason="node-heartbeat",
+                       message=f"the kubelet of node {name} stopped posting node status", line=line, source=source)
+            return
+        if since is None:
+            raise op.Rejected(f"the kubelet of node {name} is posting status: only a node whose heartbeats stopped can resume them", field="stopped")
+        self._emit(ev.NodeHeartbeatsResumed, node=name, by=who, reason="node-heartbeat",
+                   message=f"the kubelet of node {name} posts node status again (silent since {since.isoformat()})", line=line, source=source)
+        node = self.cluster.node(name)
+        assert node is not None
+        for condition in node.status.conditions:
+            if condition.status == "Unknown" and condition.type in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure"):
+                posted = "True" if condition.type == "Ready" else "False"
+                api.set_node_condition(name, condition.type, posted, audit(who, "node-heartbeat", f"{condition.type}={posted}"))
 
 
 def _command_kind(command: cmd.Command) -> str:

@@ -86,6 +86,13 @@ class NodeConditionChange(Operation, kw_only=True):
     status: str
 
 
+class NodeHeartbeat(Operation, kw_only=True):
+    """The kubelet of node `name` stops posting its status (`stopped`), or posts it again."""
+
+    name: str
+    stopped: bool = False
+
+
 class Bind(Operation, kw_only=True):
     """A recorded binding: the pod by name, or the owner's oldest unbound pod, goes to `node`."""
 
@@ -121,6 +128,7 @@ AnyOperation = (
     | RolloutResume
     | PodStatusReport
     | NodeConditionChange
+    | NodeHeartbeat
     | ConfigureKubelet
     | Advance
     | Bind

@@ -86,6 +86,11 @@ class NodeConditionLine(Line, tag="node-condition", kw_only=True):
     status: str
 
 
+class NodeHeartbeatLine(Line, tag="node-heartbeat", kw_only=True):
+    name: str
+    stopped: bool = False
+
+
 class KubeletLine(Line, tag="kubelet", kw_only=True):
     ready_after: str = "0s"
     stop_after: str = "0s"
@@ -121,6 +126,7 @@ AnyLine = (
     | PodStatusLine
     | NodeConditionLine
     | KubeletLine
+    | NodeHeartbeatLine
     | AdvanceLine
     | BindLine
     | SchedulerLine
@@ -308,6 +314,10 @@ def to_operation(line: AnyLine, number: int) -> op.AnyOperation:
             if line.status not in ("True", "False", "Unknown"):
                 raise HistoryError(number, "status", f"unsupported value {line.status!r}: expected True, False or Unknown")
             return op.NodeConditionChange(name=line.name, type=line.type, status=line.status, **common)
+        case NodeHeartbeatLine():
+            if not line.name:
+                raise HistoryError(number, "name", "required")
+            return op.NodeHeartbeat(name=line.name, stopped=line.stopped, **common)
         case KubeletLine():
             if line.mode not in ("simulated", "recorded"):
                 raise HistoryError(number, "mode", f"unsupported value {line.mode!r}: expected simulated or recorded")

@@ -29,6 +29,8 @@ VERBS = {
     "TimerFired": "timer fired",
     "TimerCancelled": "timer cancelled",
     "BackoffRecorded": "backoff",
+    "NodeHeartbeatsStopped": "kubelet stopped posting status",
+    "NodeHeartbeatsResumed": "kubelet posts status again",
 }
 
 

@@ -202,3 +202,161 @@ def test_a_deployments_pod_is_evicted_300s_after_its_node_goes_not_ready_a_daemo
     assert engine.cluster.pod("default", web[0].metadata.name) is None
     pods = sorted((p.metadata.labels["app"], p.spec.node_name) for p in engine.cluster.list("Pod") if isinstance(p, Pod))
     assert pods == [("agent", "a"), ("agent", "b"), ("web", "b")]
+
+
+# --- node monitor grace period (node-heartbeat lines) -------------------------------------------
+
+
+def heartbeat(name: str, at: datetime, stopped: bool = True) -> op.NodeHeartbeat:
+    return op.NodeHeartbeat(at=at, name=name, stopped=stopped)
+
+
+def conditions_of(engine: Engine, name: str) -> list[tuple[str, str, str, str]]:
+    n = engine.cluster.node(name)
+    assert n is not None
+    return [(c.type, c.status, c.reason, c.message) for c in n.status.conditions]
+
+
+STOPPED = "Kubelet stopped posting node status."
+NEVER = "Kubelet never posted node status."
+
+
+@pytest.mark.parametrize(
+    ("release", "grace"),
+    [
+        pytest.param("1.18", 40, id="nodeMonitorGracePeriod-is-40s-before-1.32"),
+        pytest.param("1.32", 50, id="nodeMonitorGracePeriod-is-50s-from-1.32-kubernetes-126287"),
+        pytest.param("1.36", 50, id="nodeMonitorGracePeriod-is-50s-on-the-default-release"),
+    ],
+)
+def test_a_silent_node_turns_unknown_after_the_grace_period_of_its_release(release: str, grace: int) -> None:
+    """TestMonitorNodeHealthUpdateStatus, 'Node created long time ago, with status updated by
+    kubelet exceeds grace period': Ready goes Unknown (NodeStatusUnknown), the pressure
+    conditions the kubelet never posted are added Unknown (NodeStatusNeverUpdated); then the
+    unreachable taints follow."""
+    engine = Engine(kubernetes_version=release)
+    engine.run([op.Apply(at=T0, object=node("a")), op.Apply(at=T0, object=node("b"))])
+    engine.run([heartbeat("a", T0 + timedelta(seconds=10))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=10 + grace) - timedelta(microseconds=1))])
+    assert conditions_of(engine, "a") == [("Ready", "True", "", "")]
+    assert taints_of(engine, "a") == []
+    engine.run([op.Advance(at=T0 + timedelta(seconds=10 + grace))])
+    assert conditions_of(engine, "a") == [
+        ("Ready", "Unknown", "NodeStatusUnknown", STOPPED),
+        ("MemoryPressure", "Unknown", "NodeStatusNeverUpdated", NEVER),
+        ("DiskPressure", "Unknown", "NodeStatusNeverUpdated", NEVER),
+        ("PIDPressure", "Unknown", "NodeStatusNeverUpdated", NEVER),
+    ]
+    assert taints_of(engine, "a") == [f"{UR}:NoSchedule", f"{UR}:NoExecute"]
+    assert conditions_of(engine, "b") == [("Ready", "True", "", "")]
+
+
+def test_network_unavailable_is_left_to_the_control_plane_and_pressure_conditions_go_unknown() -> None:
+    """tryUpdateNodeHealth's nodeConditionTypes: NetworkUnavailable is not touched."""
+    engine = Engine()
+    sick = node("a", {"Ready": "True", "MemoryPressure": "False", "NetworkUnavailable": "False"})
+    engine.run([op.Apply(at=T0, object=sick), op.Apply(at=T0, object=node("b")), heartbeat("a", T0), op.Advance(at=T0 + timedelta(minutes=1))])
+    assert conditions_of(engine, "a") == [
+        ("Ready", "Unknown", "NodeStatusUnknown", STOPPED),
+        ("MemoryPressure", "Unknown", "NodeStatusUnknown", STOPPED),
+        ("NetworkUnavailable", "False", "", ""),
+        ("DiskPressure", "Unknown", "NodeStatusNeverUpdated", NEVER),
+        ("PIDPressure", "Unknown", "NodeStatusNeverUpdated", NEVER),
+    ]
+
+
+def pods_by_node(engine: Engine) -> dict[str, list[tuple[str, bool, bool]]]:
+    """node -> [(pod, ready, terminating)]"""
+    from engine.api.pods import is_ready
+
+    out: dict[str, list[tuple[str, bool, bool]]] = {}
+    for p in engine.cluster.list("Pod"):
+        assert isinstance(p, Pod)
+        out.setdefault(p.spec.node_name, []).append((p.metadata.name, is_ready(p), p.metadata.deletion_timestamp is not None))
+    return out
+
+
+def test_a_silent_nodes_pods_are_marked_not_ready_then_evicted_after_300s_and_stay_terminating_until_it_is_back() -> None:
+    """monitorNodeHealth's MarkPodsNotReady, then DefaultTolerationSeconds' 300 s unreachable
+    toleration runs out: the Deployment's pod on the silent node is evicted and replaced; its
+    kubelet cannot confirm the termination, so it stays Terminating until heartbeats resume."""
+    engine = Engine()
+    engine.run([op.Apply(at=T0, object=node("a")), op.Apply(at=T0, object=node("b")), op.Apply(at=T0, object=deployment(2))])
+    [(on_a, ready, terminating)] = pods_by_node(engine)["a"]
+    assert (ready, terminating) == (True, False)
+    engine.run([heartbeat("a", T0 + timedelta(minutes=1))])
+    unknown_at = T0 + timedelta(minutes=1, seconds=50)
+    engine.run([op.Advance(at=unknown_at)])
+    assert pods_by_node(engine)["a"] == [(on_a, False, False)]  # MarkPodsNotReady
+    pod = engine.cluster.pod("default", on_a)
+    assert pod is not None and [(c.type, c.status) for c in pod.status.conditions if c.type in ("Ready", "ContainersReady")] == [("ContainersReady", "True"), ("Ready", "False")]
+    engine.run([op.Advance(at=unknown_at + timedelta(seconds=299))])
+    assert pods_by_node(engine)["a"] == [(on_a, False, False)]
+    engine.run([op.Advance(at=unknown_at + timedelta(seconds=300))])
+    assert pods_by_node(engine)["a"] == [(on_a, False, True)]  # evicted, never confirmed
+    assert len(pods_by_node(engine)["b"]) == 2 and all(ready for _, ready, _ in pods_by_node(engine)["b"])
+    engine.run([op.Advance(at=unknown_at + timedelta(hours=1))])
+    assert pods_by_node(engine)["a"] == [(on_a, False, True)]
+    engine.run([heartbeat("a", unknown_at + timedelta(hours=1, seconds=1), stopped=False)])
+    assert "a" not in pods_by_node(engine)  # the kubelet is back: the termination is confirmed
+    assert {c[0]: c[1] for c in conditions_of(engine, "a")}["Ready"] == "True"
+    assert taints_of(engine, "a") == []
+
+
+def test_a_node_back_before_its_pods_toleration_runs_out_keeps_them_and_makes_them_ready() -> None:
+    engine = Engine()
+    engine.run([op.Apply(at=T0, object=node("a")), op.Apply(at=T0, object=node("b")), op.Apply(at=T0, object=deployment(2))])
+    [(on_a, ready, terminating)] = pods_by_node(engine)["a"]
+    assert (ready, terminating) == (True, False)
+    engine.run([heartbeat("a", T0), op.Advance(at=T0 + timedelta(minutes=2))])
+    assert pods_by_node(engine)["a"] == [(on_a, False, False)]
+    assert taints_of(engine, "a") == [f"{UR}:NoSchedule", f"{UR}:NoExecute"]
+    engine.run([heartbeat("a", T0 + timedelta(minutes=3), stopped=False), op.Advance(at=T0 + timedelta(hours=1))])
+    assert pods_by_node(engine)["a"] == [(on_a, True, False)]
+    assert taints_of(engine, "a") == []
+    # the kubelet posts its conditions again (the API server keeps them sorted by type)
+    assert [c[:2] for c in conditions_of(engine, "a")] == [("DiskPressure", "False"), ("MemoryPressure", "False"), ("PIDPressure", "False"), ("Ready", "True")]
+
+
+def test_a_daemon_pod_tolerates_the_unreachable_node_and_stays() -> None:
+    engine = Engine()
+    engine.run([op.Apply(at=T0, object=node("a")), op.Apply(at=T0, object=node("b")), op.Apply(at=T0, object=daemonset())])
+    engine.run([heartbeat("a", T0), op.Advance(at=T0 + timedelta(hours=1))])
+    [(_, ready, terminating)] = pods_by_node(engine)["a"]
+    assert (ready, terminating) == (False, False)  # marked not Ready, never evicted
+
+
+def test_heartbeats_resuming_within_the_grace_period_change_nothing() -> None:
+    engine = Engine()
+    engine.run([op.Apply(at=T0, object=node("a")), op.Apply(at=T0, object=node("b"))])
+    engine.run([heartbeat("a", T0), heartbeat("a", T0 + timedelta(seconds=30), stopped=False), op.Advance(at=T0 + timedelta(hours=1))])
+    assert conditions_of(engine, "a") == [("Ready", "True", "", "")]
+    assert taints_of(engine, "a") == []
+
+
+@pytest.mark.parametrize(
+    ("operations", "field", "message"),
+    [
+        pytest.param([heartbeat("nope", T0)], "name", 'nodes "nope" not found', id="an-unknown-node"),
+        pytest.param([heartbeat("a", T0), heartbeat("a", T0)], "stopped", "stopped posting status already", id="stopping-twice"),
+        pytest.param([heartbeat("a", T0, stopped=False)], "stopped", "is posting status", id="resuming-a-node-that-never-stopped"),
+    ],
+)
+def test_a_heartbeat_line_that_makes_no_sense_is_refused(operations: list[op.Operation], field: str, message: str) -> None:
+    engine = Engine()
+    engine.run([op.Apply(at=T0, object=node("a"))])
+    with pytest.raises(op.Rejected) as caught:
+        engine.run(operations)
+    assert caught.value.field == field and message in caught.value.message
+
+
+def test_a_node_heartbeat_line_is_read_as_the_operation() -> None:
+    import json
+
+    from replay.history import parse_lines
+
+    lines = [{"at": "2026-11-20T10:00:00Z", "op": "node-heartbeat", "name": "a", "stopped": True},
+             {"at": "2026-11-20T10:01:00Z", "op": "node-heartbeat", "name": "a"}]
+    stop, resume = parse_lines([(i + 1, json.dumps(x)) for i, x in enumerate(lines)], "h.jsonl")
+    assert isinstance(stop, op.NodeHeartbeat) and (stop.name, stop.stopped, stop.line) == ("a", True, 1)
+    assert isinstance(resume, op.NodeHeartbeat) and (resume.name, resume.stopped) == ("a", False)

@@ -52,6 +52,7 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     opaque: list[OpaqueObject] = msgspec.field(default_factory=list)  # kinds not modeled
     kubernetes_version: str = ""
     quarantined: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
+    silent_nodes: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -91,6 +92,8 @@ class Cluster:
         # PodGC's quarantine of missing nodes that pods are bound to: node -> when it ends
         # (folded from its TimerSet; dropped when the node appears or its last pod goes)
         self.quarantined: dict[str, datetime] = {}
+        # nodes whose kubelet stopped posting status (NodeHeartbeatsStopped): node -> since when
+        self.silent_nodes: dict[str, datetime] = {}
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -176,6 +179,7 @@ class Cluster:
                 opaque=[o for kind in sorted(self.objects) if kind not in KINDS for o in self.list(kind)],  # type: ignore[misc]
                 kubernetes_version=self.kubernetes_version,
                 quarantined=sorted(self.quarantined.items()),
+                silent_nodes=sorted(self.silent_nodes.items()),
             )
         )
 
@@ -199,6 +203,7 @@ class Cluster:
         cluster.backoffs = {k: (d, u) for k, d, u in snap.backoffs}
         cluster.evictions = {k: (c, d) for k, c, d in snap.evictions}
         cluster.quarantined = dict(snap.quarantined)
+        cluster.silent_nodes = dict(snap.silent_nodes)
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -235,6 +240,10 @@ class Cluster:
             self.evictions[event.key] = (event.created, event.due)
         elif isinstance(event, ev.EvictionCancelled):
             self.evictions.pop(event.key, None)
+        elif isinstance(event, ev.NodeHeartbeatsStopped):
+            self.silent_nodes[event.node] = event.at
+        elif isinstance(event, ev.NodeHeartbeatsResumed):
+            self.silent_nodes.pop(event.node, None)
 
     def _drop_timer(self, timer: tuple[datetime, str, str]) -> None:
         due, owner, key = timer
@@ -268,6 +277,8 @@ class Cluster:
             self._scopes()
         if old is not None:
             self._unindex(key, old)
+            if kind == "Node":
+                self.silent_nodes.pop(name, None)  # a node made again under the name has its own kubelet
             if kind == "Pod":
                 node = old.spec.node_name  # type: ignore[attr-defined]
                 if node in self.quarantined and not self.pods_by_node.get(node):

@@ -15,21 +15,34 @@
   with more than 2 and at least 55% (`--unhealthy-zone-threshold`) of its nodes not Ready stops
   new NoExecute taints (its eviction rate is 0).
 
-Choices: a node without a Ready condition counts as Ready (the simulated kubelets post it; the
-engine has no heartbeats, so `nodeStartupGracePeriod` and `nodeMonitorGracePeriod` are not
-modelled: a recorded `Ready=Unknown` is what the controller wrote after them). Taints are
-written at the instant the condition changes (upstream: at the next 5 s monitor pass, then at
-most one node a zone every 10 s by `--node-eviction-rate`).
+- Node monitor grace period (mirrors `tryUpdateNodeHealth` and `monitorNodeHealth`): a node
+  whose kubelet stopped posting status (NodeHeartbeatsStopped, a `node-heartbeat` line) has its
+  Ready, MemoryPressure, DiskPressure and PIDPressure conditions set Unknown
+  (`NodeStatusUnknown`, "Kubelet stopped posting node status."; one it never had is added as
+  `NodeStatusNeverUpdated`, "Kubelet never posted node status."; NetworkUnavailable is left, as
+  upstream) once `nodeMonitorGracePeriod` has passed since (40 s, 50 s from Kubernetes 1.32,
+  by the release the cluster imitates), and its pods' Ready condition False
+  (`MarkPodsNotReady`); the taints above follow.
+
+Choices: a node without a Ready condition counts as Ready (the simulated kubelets post it, so
+`nodeStartupGracePeriod` is not modelled). The grace period counts from the heartbeat line's
+time (upstream: from the last status or lease renewal the controller saw, every 10 s) and the
+conditions turn Unknown at its end (upstream: at the next 5 s monitor pass). A recorded
+`node-condition` line is the kubelet's or controller's write as it was, so its pods are not
+marked not Ready (a capture records those writes too). Taints are written at the instant the
+condition changes (upstream: at the next 5 s monitor pass, then at most one node a zone every
+10 s by `--node-eviction-rate`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.api.objects import Node, Taint, replace
+from engine.api.objects import Node, NodeCondition, Taint, replace
+from engine.api.pods import with_condition
 from engine.api.state import Cluster
 
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -51,6 +64,18 @@ UNHEALTHY_ZONE_THRESHOLD = 0.55  # --unhealthy-zone-threshold
 
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+
+
+# --node-monitor-grace-period: 40 s until kubernetes/kubernetes#126287 made it 50 s in 1.32
+MONITOR_GRACE_SECONDS = {"1.18": 40}
+MONITOR_GRACE_DEFAULT_SECONDS = 50
+# mirrors tryUpdateNodeHealth's nodeConditionTypes (NetworkUnavailable is the control plane's)
+MONITORED_CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+
+
+def monitor_grace_seconds(release: str) -> int:
+    """nodeMonitorGracePeriod's default on `release`."""
+    return MONITOR_GRACE_SECONDS.get(release, MONITOR_GRACE_DEFAULT_SECONDS)
 
 
 def ready_status(node: Node) -> str:
@@ -121,6 +146,10 @@ class NodeLifecycleController:
     name = "node-lifecycle-controller"
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.NodeHeartbeatsStopped):
+            return (event.node,)
+        if isinstance(event, ev.TimerFired) and event.owner == self.name:
+            return (event.key,)
         if isinstance(event, ev.ObjectEvent) and isinstance(event.object, Node):
             node = event.object
             keys = [node.metadata.name]
@@ -145,6 +174,10 @@ class NodeLifecycleController:
         node = cluster.node(key)
         if node is None or node.metadata.deletion_timestamp is not None:
             return []
+        if key in cluster.silent_nodes:
+            monitored = self.monitor(node, cluster, now)
+            if monitored:
+                return monitored  # the taints follow from the status it writes
         out: list[cmd.Command] = []
         taints = list(node.spec.taints)
         # NoSchedule pass
@@ -184,6 +217,58 @@ class NodeLifecycleController:
                     object=replace(node, spec=replace(node.spec, taints=taints)),
                     reason="node-ready-taints",
                     message=_describe(add, remove, why),
+                )
+            )
+        return out
+
+
+    def monitor(self, node: Node, cluster: Cluster, now: datetime) -> list[cmd.Command]:
+        """Mirrors tryUpdateNodeHealth for a node whose kubelet went silent: wait for the grace
+        period, then set its conditions Unknown and (monitorNodeHealth) MarkPodsNotReady."""
+        name = node.metadata.name
+        grace = monitor_grace_seconds(cluster.release)
+        since = cluster.silent_nodes[name]
+        due = since + timedelta(seconds=grace)
+        if now < due:
+            return [cmd.SetTimer(key=name, due=due, reason="node-monitor-grace-period",
+                                 message=f"node {name} posts no status since {since.isoformat()}: it is Unknown "
+                                         f"after nodeMonitorGracePeriod {grace}s, at {due.isoformat()}")]
+        conditions = list(node.status.conditions)
+        changed = []
+        for type_ in MONITORED_CONDITIONS:
+            i = next((i for i, c in enumerate(conditions) if c.type == type_), None)
+            if i is None:
+                conditions.append(NodeCondition(
+                    type=type_, status="Unknown", last_heartbeat_time=node.metadata.creation_timestamp,
+                    last_transition_time=now, reason="NodeStatusNeverUpdated", message="Kubelet never posted node status.",
+                ))
+                changed.append(type_)
+            elif conditions[i].status != "Unknown":
+                conditions[i] = replace(conditions[i], status="Unknown", reason="NodeStatusUnknown",
+                                        message="Kubelet stopped posting node status.", last_transition_time=now)
+                changed.append(type_)
+        if not changed:
+            return []
+        status = replace(node.status, conditions=conditions)
+        out: list[cmd.Command] = [
+            cmd.UpdateStatus(
+                object=replace(node, status=status),
+                reason="node-status-unknown",
+                message=f"node {name} posted no status for nodeMonitorGracePeriod {grace}s (since {since.isoformat()}): "
+                        f"{', '.join(changed)} set Unknown",
+            )
+        ]
+        for pod in cluster.pods_on(name):  # mirrors MarkPodsNotReady: only the Ready condition
+            ready = next((c for c in pod.status.conditions if c.type == "Ready"), None)
+            if ready is None or ready.status == "False":
+                continue
+            out.append(
+                cmd.SetPodStatus(
+                    namespace=pod.metadata.namespace,
+                    name=pod.metadata.name,
+                    status=with_condition(pod.status, "Ready", "False", now, reason=ready.reason, message=ready.message),
+                    reason="pod-not-ready",
+                    message=f"node {name} is Unknown: pod marked not Ready (MarkPodsNotReady)",
                 )
             )
         return out

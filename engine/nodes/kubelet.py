@@ -12,6 +12,13 @@ nothing is started; only `pod-status` operations move pods. In both modes a term
 confirmed gone `stopAfter` after its deletion began (its containers' reaction to SIGTERM), or
 when its grace period runs out if that is sooner (SIGKILL); `stopAfter` 0 (the default) is at
 once.
+
+A node whose kubelet stopped posting status (a `node-heartbeat` line with `stopped: true`) is
+dead or cut off as far as the API server knows: its kubelet starts nothing, makes nothing Ready
+and confirms no termination (its terminating pods stay Terminating, as on a real unreachable
+node) until its heartbeats resume; then it catches up, and reports Ready again the running pods
+the node lifecycle controller marked not Ready (their Ready condition False without a reason:
+the kubelet's own always gives one).
 """
 
 from __future__ import annotations
@@ -49,6 +56,17 @@ def _crash_looping(pod: Pod, failing: list[str]) -> list[dict]:
     ]
 
 
+def _marked_not_ready(pod: Pod) -> bool:
+    """Ready False with no reason: the node lifecycle controller's MarkPodsNotReady (it keeps the
+    Ready condition's reason, and a Ready pod's has none), never a kubelet's not-Ready."""
+    ready = next((c for c in pod.status.conditions if c.type == "Ready"), None)
+    containers = next((c for c in pod.status.conditions if c.type == "ContainersReady"), None)
+    return (
+        ready is not None and ready.status == "False" and not ready.reason
+        and containers is not None and containers.status == "True"
+    )
+
+
 class Kubelet:
     name = "kubelet"
 
@@ -62,6 +80,8 @@ class Kubelet:
                 and p.spec.node_name
                 and (p.status.phase in ("", "Pending") or (p.status.phase == "Running" and not is_ready(p)))
             ]
+        if isinstance(event, ev.NodeHeartbeatsResumed):
+            return [pod_key(p) for p in cluster.pods_on(event.node)]
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, Pod) and obj.spec.node_name:
@@ -74,6 +94,8 @@ class Kubelet:
         if pod is None or not pod.spec.node_name:
             return []
         node = pod.spec.node_name
+        if node in cluster.silent_nodes:
+            return []  # the node's kubelet posts nothing (see the module's doc)
         if pod.metadata.deletion_timestamp is not None:
             if pod.metadata.finalizers:
                 return []  # stopped; the API server keeps it until its finalizers are removed
@@ -206,6 +228,16 @@ class Kubelet:
                 cmd.SetTimer(key=key, due=due, reason="ready-after", message=f"pod {key} becomes Ready at {due.isoformat()}"),
             ]
         if status.phase == "Running" and not is_ready(pod):
+            if policy.mode != "recorded" and _marked_not_ready(pod) and not set(images) & set(policy.never_ready_images):
+                return [
+                    cmd.SetPodStatus(
+                        namespace=ns,
+                        name=name,
+                        status=_conditions(status, True, now),
+                        reason="pod-ready",
+                        message=f"kubelet on {node} posts status again: the pod is Ready (the node lifecycle controller had marked it not Ready)",
+                    )
+                ]
             due = cluster.ready_at.get((ns, name))
             if due is not None and due <= now and not set(images) & set(policy.never_ready_images):
                 return [
