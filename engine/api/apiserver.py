@@ -29,6 +29,7 @@ from engine.api.objects import (
     ObjectDecodeError,
     ObjectMeta,
     OpaqueObject,
+    PersistentVolumeClaim,
     Pod,
     PodStatus,
     api_version_of,
@@ -39,6 +40,7 @@ from engine.api.objects import (
 )
 from engine.api.pods import with_condition
 from engine.api.state import Cluster
+from engine.api.storageclasses import default_class
 from engine.api.validation.formats import dns1123_label
 from engine.operations import Rejected
 
@@ -110,6 +112,12 @@ class ApiServer:
             obj = default_toleration_seconds(obj)
         if isinstance(obj, Node):
             obj = self._stamp_taints(obj, old)
+        if isinstance(obj, PersistentVolumeClaim) and old is None and obj.spec.storage_class_name is None:
+            # mirrors the DefaultStorageClass admission plugin: only a claim that names no
+            # class (not "", which asks for none) gets the default, and only when created
+            default = default_class(self.cluster)
+            if default is not None:
+                obj = replace(obj, spec=replace(obj.spec, storage_class_name=default))
         errors = admission.validate(obj, old)
         if errors:
             first = errors[0]

@@ -3,6 +3,13 @@
 Filters mirror the default plugins that decide feasibility (NodeUnschedulable, NodeAffinity,
 TaintToleration, NodePorts, NodeResourcesFit on pods, cpu, memory and extended resources); scoring is replaced by a total order: the node
 with the fewest pods, then by name.
+
+VolumeBinding, for claims whose StorageClass waits for the first consumer
+(engine.api.storageclasses): the pod's unbound such claims get the chosen node as their
+`volume.kubernetes.io/selected-node` (AssumePodVolumes/BindPodVolumes) and the pod is bound only
+once the volume binder has bound them (PreBind waits for it); a claim that already has a node
+keeps the pod to that node ("node(s) had volume node affinity conflict" elsewhere), as the
+provisioned volume's node affinity would.
 """
 
 from __future__ import annotations
@@ -15,8 +22,14 @@ from datetime import datetime
 from engine import commands as cmd
 from engine import events as ev
 from engine.api.names import pod_key, split_key
-from engine.api.objects import Node, Pod, Taint, Toleration
+from engine.api.objects import Node, PersistentVolumeClaim, Pod, Taint, Toleration
 from engine.api.state import Cluster
+from engine.api.storageclasses import (
+    SELECTED_NODE,
+    first_consumer_claims,
+    is_bound,
+    waits_for_first_consumer,
+)
 from engine.scheduling.nodeaffinity import pod_target_node, required_node_affinity_matches
 from engine.scheduling.resources import host_port_conflict, insufficient, pod_requests
 from engine.scheduling.tolerations import untolerated
@@ -59,6 +72,10 @@ def unfit_reasons(pod: Pod, node: Node, pods_on_node: int, cluster: Cluster | No
     reasons = ["Too many pods"] if pods_on_node >= allocatable_pods(node) else []
     if others is not None:
         reasons += insufficient(pod, node, others)
+    if not reasons and cluster is not None and pod.spec.volumes:
+        chosen = {n for c in first_consumer_claims(cluster, pod) if (n := c.metadata.annotations.get(SELECTED_NODE))}
+        if chosen and chosen != {node.metadata.name}:  # mirrors volumebinding.Filter (FindPodVolumes)
+            return ["node(s) had volume node affinity conflict"]
     return reasons
 
 
@@ -91,6 +108,17 @@ class Scheduler:
             if isinstance(obj, Pod):
                 if not obj.spec.node_name and obj.metadata.deletion_timestamp is None:
                     return (pod_key(obj),)
+                return ()
+            if isinstance(obj, PersistentVolumeClaim):
+                if is_bound(obj) and SELECTED_NODE in obj.metadata.annotations and waits_for_first_consumer(cluster, obj):
+                    # a WaitForFirstConsumer claim is bound: the pods waiting for it go on
+                    return [
+                        f"{ns}/{name}"
+                        for ns, name in sorted(cluster.unbound_pods)
+                        if ns == obj.metadata.namespace
+                        and (p := cluster.pod(ns, name)) is not None
+                        and any(v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name == obj.metadata.name for v in p.spec.volumes)
+                    ]
                 return ()
             if isinstance(obj, Node):
                 # a node appeared or changed: a pending pod is looked at again only if the
@@ -136,6 +164,9 @@ class Scheduler:
         for count, node_name in candidates:  # fewest pods first, then name
             node = cluster.node(node_name)
             if node is not None and not unfit_reasons(pod, node, count, cluster):
+                waiting = [c for c in first_consumer_claims(cluster, pod) if not is_bound(c)] if pod.spec.volumes else []
+                if waiting:
+                    return _select_node(waiting, key, node_name)
                 return [
                     cmd.BindPod(
                         namespace=ns,
@@ -164,6 +195,30 @@ class Scheduler:
             # named does not requeue the pod (see keys_for)
             return []
         return [cmd.ReportUnschedulable(namespace=ns, name=name, reason="unschedulable", message=message)]
+
+
+def _select_node(waiting: list, key: str, node_name: str) -> list[cmd.Command]:
+    """Mirrors VolumeBinding's PreBind (BindPodVolumes): the unbound WaitForFirstConsumer claims
+    get the node; the pod waits until they are bound (the volume binder's update wakes it)."""
+    from engine.api.objects import replace
+
+    out: list[cmd.Command] = []
+    for claim in waiting:
+        if claim.metadata.annotations.get(SELECTED_NODE) == node_name:
+            continue  # chosen already: being provisioned
+        annotations = {**claim.metadata.annotations, SELECTED_NODE: node_name}
+        out.append(
+            cmd.UpdateObject(
+                object=replace(claim, metadata=replace(claim.metadata, annotations=annotations)),
+                reason="volume-binding",
+                message=(
+                    f"pod {key} fits node {node_name} and uses claim {claim.metadata.name}, whose StorageClass "
+                    f"{claim.spec.storage_class_name} waits for the first consumer: the claim is to be provisioned "
+                    f"there; the pod is bound once it is"
+                ),
+            )
+        )
+    return out
 
 
 def held_for_binding(pod: Pod, cluster: Cluster) -> bool:
