@@ -77,3 +77,38 @@ def test_pods_started_before_a_switch_to_recorded_mode_still_become_ready() -> N
     assert started is not None and started.status.phase == "Running" and is_ready(started)
     waiting = engine.cluster.pod("default", "late")
     assert waiting is not None and waiting.status.phase == "Pending"  # nobody starts it: recorded
+
+
+def daemonset() -> object:
+    return decode_object({
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                 "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "c", "image": "agent"}]}}},
+    })
+
+
+def test_a_colliding_daemonset_revision_is_named_and_labelled_with_the_salted_hash() -> None:
+    """Unlike a StatefulSet's, a DaemonSet's revision is built again on the next sync: `snapshot`
+    bumps collisionCount on AlreadyExists and returns the error, and the next sync's
+    ComputeHash(template, collisionCount) gives both the name and the label, so they agree."""
+    node = decode_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}})
+    first = Engine()
+    first.run([op.Apply(at=T0, object=node), op.Apply(at=T0, object=daemonset())])
+    [rev] = revisions(first)
+    original_hash = rev.metadata.labels["controller-revision-hash"]
+    assert rev.metadata.name == f"agent-{original_hash}"
+
+    squatter = decode_object({
+        "apiVersion": "apps/v1", "kind": "ControllerRevision",
+        "metadata": {"name": rev.metadata.name, "namespace": "default"},
+        "data": {"something": "else"}, "revision": 1,
+    })
+    engine = Engine()
+    engine.run([op.Apply(at=T0, object=node), op.Apply(at=T0, object=squatter), op.Apply(at=T0, object=daemonset())])
+    [mine] = [r for r in revisions(engine) if r.metadata.owner_references]
+    salted = mine.metadata.labels["controller-revision-hash"]
+    assert salted != original_hash and mine.metadata.name == f"agent-{salted}"
+    ds = engine.cluster.get("DaemonSet", "default", "agent")
+    assert ds is not None and ds.status.collision_count == 1  # type: ignore[attr-defined]
+    [pod] = engine.cluster.pods_on("n")
+    assert pod.metadata.labels["controller-revision-hash"] == salted
