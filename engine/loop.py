@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
-from fractions import Fraction
 from typing import Any, Protocol
 
 import msgspec
@@ -23,6 +22,7 @@ from engine import operations as op
 from engine.api.apiserver import ApiServer, Audit, audit_fields
 from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
 from engine.api.objects import KubeObject, Pod, kind_of
+from engine.api.ratelimit import TokenBucket
 from engine.api.state import Cluster
 
 MAX_PASSES_PER_INSTANT = 10_000
@@ -75,39 +75,6 @@ def real_pacing(qps: float = 20.0, burst: int = 30) -> ev.Pacing:
     return ev.Pacing(qps=qps, burst=burst, controllers=list(PACED_CONTROLLERS))
 
 
-class TokenBucket:
-    """client-go's token bucket (`flowcontrol.NewTokenBucketRateLimiter`) in virtual time, with
-    exact fractions so that the instants never depend on float rounding."""
-
-    def __init__(self, qps: float, burst: int) -> None:
-        self.qps = Fraction(qps)
-        self.burst = burst
-        self.tokens = Fraction(burst)
-        self.last: datetime | None = None
-
-    def _refill(self, now: datetime) -> None:
-        if self.last is not None and now > self.last:
-            elapsed = Fraction((now - self.last) // timedelta(microseconds=1), 1_000_000)
-            self.tokens = min(Fraction(self.burst), self.tokens + elapsed * self.qps)
-        if self.last is None or now > self.last:
-            self.last = now
-
-    def take(self, now: datetime) -> bool:
-        """Spend a token at `now` if there is one."""
-        self._refill(now)
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return True
-        return False
-
-    def next_token(self, now: datetime) -> datetime:
-        """The first instant after `now` with a whole token (rounded up to the microsecond)."""
-        self._refill(now)
-        wait = (1 - self.tokens) / self.qps
-        micros = -((-wait.numerator * 1_000_000) // wait.denominator)
-        return now + timedelta(microseconds=max(1, micros))
-
-
 class LoopError(RuntimeError):
     """The engine itself misbehaved (a controller asked for something impossible)."""
 
@@ -145,6 +112,7 @@ class Engine:
         self._release_recorded = False
         # `--pace real`: recorded (PacingConfigured) before this engine's first operation
         self.pacing = pacing
+        # the paced controllers; their buckets are the cluster state's (engine.api.ratelimit)
         self.buckets: dict[str, TokenBucket] = {}
         self.hop = timedelta(0)
         if pacing is not None:
@@ -240,6 +208,12 @@ class Engine:
             f"still busy: {sorted(n for n, q in self.dirty.items() if q)}"
         )
 
+    def _bucket(self, name: str) -> TokenBucket:
+        """The controller's bucket as the log has it; before this run's PacingConfigured is
+        recorded (timers firing before its first operation) an unfolded full one."""
+        folded = self.cluster.pace_buckets.get(name)
+        return folded if folded is not None else self.buckets[name]
+
     def _paced(self, actor: Controller, work: list[tuple[str, int]]) -> None:
         """A paced controller: a key it was not released for waits one hop (a timer); a
         released key is reconciled and its writes issued while the bucket has tokens; the rest
@@ -247,7 +221,6 @@ class Engine:
         reconcile is level-based, so it recomputes what is still missing)."""
         assert self.now is not None
         released = self.released[actor.name]
-        bucket = self.buckets[actor.name]
         for key, trigger in work:
             if key not in released:
                 due = self.now + self.hop
@@ -265,7 +238,7 @@ class Engine:
                     if previous is not None and this != previous:
                         due = self.now + self.latency
                         message = "the next request of this sync, one request latency later"
-                    elif not bucket.take(self.now):
+                    elif not (bucket := self._bucket(actor.name)).available(self.now):
                         due = bucket.next_token(self.now)
                         message = f"client-side rate limit (QPS {float(bucket.qps):g}, burst {bucket.burst})"
                     else:

@@ -15,7 +15,8 @@ import pytest
 
 from engine import events as ev
 from engine.api.objects import kind_of
-from engine.loop import TokenBucket, real_pacing
+from engine.api.ratelimit import TokenBucket
+from engine.loop import real_pacing
 from engine.store import EventStore
 from replay.history import parse_lines
 from replay.session import run
@@ -230,3 +231,52 @@ def test_two_paced_runs_write_the_same_log():
         return b"".join(store.read_raw())
 
     assert log() == log()
+
+
+def _scaled_history() -> list:
+    """60 replicas at 10:00:01, scaled to 120 at 10:00:01.5: the second burst finds the bucket
+    still nearly empty."""
+    history = _history(60)
+    more = {"at": "2026-11-20T10:00:01.5Z", "op": "scale", "kind": "rs", "namespace": "default", "name": "web", "replicas": 120}
+    return history + parse_lines([(4, json.dumps(more))], "test.jsonl")
+
+
+@pytest.mark.parametrize("split", [1, 2, 3], ids=lambda n: f"appended-after-line-{n}")
+def test_an_appended_paced_run_continues_each_controllers_bucket_where_the_log_left_it(split: int) -> None:
+    """The buckets are folded from the log (PacingConfigured sets them up, each paced write spends
+    a token), so a history replayed in two runs, the second with --append, paces its writes at
+    the same instants as one run: the appended run does not start with a full bucket."""
+    history = _scaled_history()
+    pacing = real_pacing()
+    whole = _pod_creations(_events(history, pacing))
+    store = EventStore("memory:")
+    run(store, history[:split], pacing=pacing, settle=False)  # stops with its pace timers pending
+    run(store, history[split:], pacing=pacing)
+    events = list(store.read())
+    assert _pod_creations(events) == whole
+    assert len(whole) == 120 and whole[-1] - whole[0] > timedelta(seconds=4)
+    assert sum(isinstance(e, ev.PacingConfigured) for e in events) == 2
+
+
+def test_a_bucket_restored_from_a_snapshot_is_the_folded_one() -> None:
+    from engine.api.state import Cluster
+
+    store = EventStore("memory:")
+    run(store, _scaled_history()[:3], pacing=real_pacing())
+    cluster = Cluster()
+    for e in store.read():
+        cluster.evolve(e)
+    bucket = cluster.pace_buckets["replicaset-controller"]
+    assert bucket.tokens < 1  # 60 creates against a burst of 30
+    restored = Cluster.restore(cluster.snapshot()).pace_buckets["replicaset-controller"]
+    assert restored.state() == bucket.state()
+
+
+def test_another_qps_or_burst_starts_the_buckets_afresh() -> None:
+    store = EventStore("memory:")
+    history = _scaled_history()
+    run(store, history[:3], pacing=real_pacing(), settle=False)
+    run(store, history[3:], pacing=real_pacing(qps=50, burst=100))
+    creations = _pod_creations(list(store.read()))
+    # the 60 more pods of the scale-up fit the new, full burst of 100: all at one instant
+    assert len(set(creations[60:])) == 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
+from fractions import Fraction
 
 import msgspec
 from sortedcontainers import SortedList
@@ -26,6 +27,7 @@ from engine.api.objects import (
     Pod,
     kind_of,
 )
+from engine.api.ratelimit import TokenBucket
 
 ObjectKey = tuple[str, str, str]  # kind, namespace, name
 CRD = "CustomResourceDefinition"
@@ -53,6 +55,7 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     kubernetes_version: str = ""
     quarantined: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
     silent_nodes: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
+    pace_buckets: list[tuple[str, str, int, str, datetime | None]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -94,6 +97,8 @@ class Cluster:
         self.quarantined: dict[str, datetime] = {}
         # nodes whose kubelet stopped posting status (NodeHeartbeatsStopped): node -> since when
         self.silent_nodes: dict[str, datetime] = {}
+        # `--pace real`: each paced controller's token bucket as the log leaves it
+        self.pace_buckets: dict[str, TokenBucket] = {}
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -180,6 +185,7 @@ class Cluster:
                 kubernetes_version=self.kubernetes_version,
                 quarantined=sorted(self.quarantined.items()),
                 silent_nodes=sorted(self.silent_nodes.items()),
+                pace_buckets=[(name, *b.state()) for name, b in sorted(self.pace_buckets.items())],
             )
         )
 
@@ -204,6 +210,7 @@ class Cluster:
         cluster.evictions = {k: (c, d) for k, c, d in snap.evictions}
         cluster.quarantined = dict(snap.quarantined)
         cluster.silent_nodes = dict(snap.silent_nodes)
+        cluster.pace_buckets = {name: TokenBucket.restore(rest) for name, *rest in snap.pace_buckets}  # type: ignore[arg-type]
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -213,6 +220,8 @@ class Cluster:
             raise ValueError(f"event {event.position} is not after {self.position}")
         self.position = event.position
         self.now = event.at
+        if self.pace_buckets and not event.line and event.by in self.pace_buckets and isinstance(event, ev.ObjectEvent | ev.ObjectDeleted):
+            self.pace_buckets[event.by].spend(event.at)  # a paced controller's write: one token
         if isinstance(event, ev.ObjectEvent):
             self._put(event.object)
         elif isinstance(event, ev.ObjectDeleted):
@@ -221,6 +230,13 @@ class Cluster:
             self.kubelet = event.policy
         elif isinstance(event, ev.ClusterConfigured):
             self.kubernetes_version = event.kubernetes_version
+        elif isinstance(event, ev.PacingConfigured):
+            # a later paced run with the same QPS and burst continues each bucket where it is
+            p = event.pacing
+            self.pace_buckets = {
+                name: b if (b := self.pace_buckets.get(name)) is not None and (b.qps, b.burst) == (Fraction(p.qps), p.burst) else TokenBucket(p.qps, p.burst)
+                for name in p.controllers
+            }
         elif isinstance(event, ev.TimerSet):
             self.timers.add((event.due, event.owner, event.key))
             self.timer_set_at[(event.due, event.owner, event.key)] = event.position
