@@ -406,6 +406,13 @@ class ClusterMachine(RuleBasedStateMachine):
         status = data.draw(st.sampled_from(["True", "False", "Unknown"]), label="Ready")
         self.run(op.NodeConditionChange(at=self.now, name=name, status=status))
 
+    @precondition(lambda self: bool(self.nodes()))
+    @rule(data=st.data())
+    def stop_or_resume_heartbeats(self, data: st.DataObject) -> None:
+        """A node's kubelet stops posting status, or posts again (node-heartbeat)."""
+        name = data.draw(st.sampled_from(self.node_names()), label="node")
+        self.run(op.NodeHeartbeat(at=self.now, name=name, stopped=name not in self.cluster.silent_nodes))
+
     @precondition(lambda self: len(self.pods()) < len(POD_NAMES))
     @rule(data=st.data())
     def add_pod(self, data: st.DataObject) -> None:
@@ -695,6 +702,21 @@ class ClusterMachine(RuleBasedStateMachine):
     @invariant()
     def inv9_a_foreground_owner_outlives_its_blocking_dependents(self) -> None:
         assert not self.early_owner_deletions, "\n".join(self.early_owner_deletions)
+
+    @invariant()
+    def inv10_a_node_silent_past_its_grace_period_is_unknown_and_its_kubelet_idle(self) -> None:
+        from engine.controllers.nodelifecycle import monitor_grace_seconds, ready_status
+
+        grace = timedelta(seconds=monitor_grace_seconds(self.cluster.release))
+        for name, since in self.cluster.silent_nodes.items():
+            node = self.cluster.node(name)
+            assert node is not None, f"node {name} is gone but still counted silent"
+            if self.cluster.now is not None and self.cluster.now >= since + grace:
+                assert ready_status(node) == "Unknown", f"node {name} silent since {since} is {ready_status(node)}"
+                for pod in self.cluster.pods_on(name):
+                    if self.status_reason.get(pod.metadata.uid) == "pod-status":
+                        continue  # a recorded report is the history's word, whatever the node
+                    assert not is_ready(pod), f"a pod on the silent node {name} is Ready: {brief(pod)}"
 
     def nodes_line(self) -> str:
         return "; nodes: " + ", ".join(brief(n) for n in self.nodes())

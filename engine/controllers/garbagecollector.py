@@ -49,6 +49,13 @@ class GarbageCollector:
                 keys.append(key_of((kind_of(event.object), meta.namespace, meta.name)))
             if any(ref.uid not in cluster.by_uid for ref in meta.owner_references):
                 keys.append(key_of((kind_of(event.object), meta.namespace, meta.name)))
+            if isinstance(event, ev.ObjectCreated):
+                # a new dependent of an owner being deleted in the foreground: it goes first too
+                for ref in meta.owner_references:
+                    owner_key = cluster.by_uid.get(ref.uid)
+                    owner = cluster.get(*owner_key) if owner_key is not None else None
+                    if owner is not None and owner.metadata.deletion_timestamp is not None and FOREGROUND in owner.metadata.finalizers:
+                        keys.append(key_of(owner_key))  # type: ignore[arg-type]
         return keys
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:

@@ -154,8 +154,10 @@ class NodeLifecycleController:
             node = event.object
             keys = [node.metadata.name]
             was = ready_status(before) if isinstance(before, Node) else "True"
-            if was != ready_status(node):
-                # a zone's state may have changed: the other nodes not Ready are looked at again
+            joined = before is None and isinstance(event, ev.ObjectCreated) and ready_status(node) == "True"
+            if was != ready_status(node) or joined:
+                # a zone's state may have changed (a Ready node joining ends a full disruption):
+                # the other nodes not Ready are looked at again
                 keys += [
                     n.metadata.name
                     for n in cluster.list("Node")
@@ -174,11 +176,12 @@ class NodeLifecycleController:
         node = cluster.node(key)
         if node is None or node.metadata.deletion_timestamp is not None:
             return []
+        out: list[cmd.Command] = []
         if key in cluster.silent_nodes:
             monitored = self.monitor(node, cluster, now)
-            if monitored:
+            if any(isinstance(c, cmd.UpdateStatus) for c in monitored):
                 return monitored  # the taints follow from the status it writes
-        out: list[cmd.Command] = []
+            out += monitored  # the grace period's timer; the taints of today's conditions stand
         taints = list(node.spec.taints)
         # NoSchedule pass
         want = no_schedule_taints(node)

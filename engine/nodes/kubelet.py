@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from engine import commands as cmd
 from engine import events as ev
 from engine.api.names import pod_key, split_key
-from engine.api.objects import Pod, PodStatus, replace
+from engine.api.objects import Node, Pod, PodStatus, replace
 from engine.api.pods import is_ready, with_condition
 from engine.api.state import Cluster
 
@@ -71,17 +71,34 @@ class Kubelet:
     name = "kubelet"
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
-        if isinstance(event, ev.KubeletConfigured) and event.policy.mode != "recorded":
+        if isinstance(event, ev.KubeletConfigured) and event.policy.mode == "recorded":
+            # stopAfter applies in both modes: terminating pods are looked at under the new one
+            return [
+                pod_key(p) for p in cluster.list("Pod")
+                if isinstance(p, Pod) and p.spec.node_name and p.metadata.deletion_timestamp is not None
+            ]
+        if isinstance(event, ev.KubeletConfigured):
             # kubelets are back: bound pods nobody started, or whose readiness is still due
             return [
                 pod_key(p)
                 for p in cluster.list("Pod")
                 if isinstance(p, Pod)
                 and p.spec.node_name
-                and (p.status.phase in ("", "Pending") or (p.status.phase == "Running" and not is_ready(p)))
+                and (
+                    p.status.phase in ("", "Pending")
+                    or (p.status.phase == "Running" and not is_ready(p))
+                    or p.metadata.deletion_timestamp is not None  # under the new stopAfter
+                )
             ]
         if isinstance(event, ev.NodeHeartbeatsResumed):
             return [pod_key(p) for p in cluster.pods_on(event.node)]
+        if isinstance(event, ev.ObjectDeleted) and event.kind == "Node":
+            # a silent node deleted: its terminating pods are no longer held by its silence
+            return [pod_key(p) for p in cluster.pods_on(event.name) if p.metadata.deletion_timestamp is not None]
+        if isinstance(event, ev.ObjectCreated) and isinstance(event.object, Node):
+            # a node made again under a name pods are still bound to (PodGC's quarantine): its
+            # kubelet posts again, and starts what a silent predecessor never did
+            return [pod_key(p) for p in cluster.pods_on(event.object.metadata.name) if p.status.phase in ("", "Pending")]
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, Pod) and obj.spec.node_name:
