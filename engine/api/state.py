@@ -97,6 +97,9 @@ class Cluster:
         self.quarantined: dict[str, datetime] = {}
         # nodes whose kubelet stopped posting status (NodeHeartbeatsStopped): node -> since when
         self.silent_nodes: dict[str, datetime] = {}
+        # nodes whose Ready condition is there and not True (the node lifecycle controller's
+        # zone states look at them again when a node joins, leaves or changes readiness)
+        self.not_ready_nodes: set[str] = set()
         # `--pace real`: each paced controller's token bucket as the log leaves it
         self.pace_buckets: dict[str, TokenBucket] = {}
 
@@ -333,6 +336,8 @@ class Cluster:
                 self.unbound_pods.add((key[1], key[2]))
         elif isinstance(obj, Node):
             self.node_load.add((self.node_pod_count(meta.name), meta.name))
+            if any(c.type == "Ready" and c.status != "True" for c in obj.status.conditions):
+                self.not_ready_nodes.add(meta.name)
 
     def _unindex(self, key: ObjectKey, obj: KubeObject) -> None:
         meta = obj.metadata
@@ -360,6 +365,7 @@ class Cluster:
                 self.unbound_pods.discard((key[1], key[2]))
         elif isinstance(obj, Node):
             self.node_load.discard((self.node_pod_count(meta.name), meta.name))
+            self.not_ready_nodes.discard(meta.name)
 
     def _set_load(self, node: str, delta: int, pod: tuple[str, str]) -> None:
         pods = self.pods_by_node.setdefault(node, set())

@@ -158,18 +158,10 @@ class NodeLifecycleController:
             if was != ready_status(node) or joined:
                 # a zone's state may have changed (a Ready node joining ends a full disruption):
                 # the other nodes not Ready are looked at again
-                keys += [
-                    n.metadata.name
-                    for n in cluster.list("Node")
-                    if isinstance(n, Node) and ready_status(n) != "True"
-                ]
+                keys += sorted(cluster.not_ready_nodes)
             return keys
         if isinstance(event, ev.ObjectDeleted) and event.kind == "Node":
-            return [
-                n.metadata.name
-                for n in cluster.list("Node")
-                if isinstance(n, Node) and ready_status(n) != "True"
-            ]
+            return sorted(cluster.not_ready_nodes)
         return ()
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
