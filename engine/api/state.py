@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
+from fractions import Fraction
 
 import msgspec
 from sortedcontainers import SortedList
@@ -26,6 +27,7 @@ from engine.api.objects import (
     Pod,
     kind_of,
 )
+from engine.faults import Bucket
 
 ObjectKey = tuple[str, str, str]  # kind, namespace, name
 CRD = "CustomResourceDefinition"
@@ -52,6 +54,11 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     opaque: list[OpaqueObject] = msgspec.field(default_factory=list)  # kinds not modeled
     kubernetes_version: str = ""
     quarantined: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
+    # API faults (position, fault, requests left or 0 for no limit), the workqueues' failure
+    # counts (owner, key, failures) and rate-limit buckets (owner, tokens as n/d, last)
+    faults: list[tuple[int, ev.ApiFault, int]] = msgspec.field(default_factory=list)
+    failures: list[tuple[str, str, int]] = msgspec.field(default_factory=list)
+    buckets: list[tuple[str, int, int, datetime]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -91,6 +98,12 @@ class Cluster:
         # PodGC's quarantine of missing nodes that pods are bound to: node -> when it ends
         # (folded from its TimerSet; dropped when the node appears or its last pod goes)
         self.quarantined: dict[str, datetime] = {}
+        # API faults in force: FaultInjected position -> (fault, requests left; 0 for no limit)
+        self.faults: dict[int, tuple[ev.ApiFault, int]] = {}
+        # the workqueues' memory: (controller, key) -> failures since the last success, and
+        # each controller's overall rate-limit bucket (engine.faults.Bucket)
+        self.failures: dict[tuple[str, str], int] = {}
+        self.buckets: dict[str, Bucket] = {}
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -176,6 +189,13 @@ class Cluster:
                 opaque=[o for kind in sorted(self.objects) if kind not in KINDS for o in self.list(kind)],  # type: ignore[misc]
                 kubernetes_version=self.kubernetes_version,
                 quarantined=sorted(self.quarantined.items()),
+                faults=[(p, f, n) for p, (f, n) in sorted(self.faults.items())],
+                failures=sorted((o, k, n) for (o, k), n in self.failures.items()),
+                buckets=[
+                    (o, b.tokens.numerator, b.tokens.denominator, b.last)
+                    for o, b in sorted(self.buckets.items())
+                    if b.last is not None
+                ],
             )
         )
 
@@ -199,6 +219,9 @@ class Cluster:
         cluster.backoffs = {k: (d, u) for k, d, u in snap.backoffs}
         cluster.evictions = {k: (c, d) for k, c, d in snap.evictions}
         cluster.quarantined = dict(snap.quarantined)
+        cluster.faults = {p: (f, n) for p, f, n in snap.faults}
+        cluster.failures = {(o, k): n for o, k, n in snap.failures}
+        cluster.buckets = {o: Bucket(Fraction(n, d), last) for o, n, d, last in snap.buckets}
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -235,6 +258,28 @@ class Cluster:
             self.evictions[event.key] = (event.created, event.due)
         elif isinstance(event, ev.EvictionCancelled):
             self.evictions.pop(event.key, None)
+        elif isinstance(event, ev.FaultInjected):
+            self.faults[event.position] = (event.fault, event.fault.count)
+        elif isinstance(event, ev.RequestRefused):
+            fault, left = self.faults.get(event.fault, (None, 0))
+            if fault is not None and left:
+                if left == 1:
+                    del self.faults[event.fault]
+                else:
+                    self.faults[event.fault] = (fault, left - 1)
+        elif isinstance(event, ev.SyncFailed):
+            self.failures[(event.owner, event.key)] = event.failures
+            self.buckets.setdefault(event.owner, Bucket()).reserve(event.at)
+        elif isinstance(event, ev.FailuresForgotten):
+            self.failures.pop((event.owner, event.key), None)
+        if self.faults:
+            self._expire_faults(event.at)
+
+    def _expire_faults(self, now: datetime) -> None:
+        """Faults whose `until` has come are over (a fold of the clock, as timers are)."""
+        for position, (fault, _) in list(self.faults.items()):
+            if fault.until is not None and fault.until <= now:
+                del self.faults[position]
 
     def _drop_timer(self, timer: tuple[datetime, str, str]) -> None:
         due, owner, key = timer
