@@ -48,7 +48,7 @@ class DeleteObject(Command, kw_only=True):
     force: bool = False  # skip graceful termination (as PodGC does)
 
 
-def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False) -> DeleteObject:
+def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False, group: int = 0) -> DeleteObject:
     """Delete this incarnation of `obj` (its uid is the precondition)."""
     meta = obj.metadata
     return DeleteObject(
@@ -59,6 +59,7 @@ def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False
         force=force,
         reason=reason,
         message=message,
+        group=group,
     )
 
 

@@ -221,7 +221,7 @@ class EvictionCancelled(Event, kw_only=True):
 class ApiFault(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
     """Which requests the API server refuses, and how (an `api-fault` history line). Empty
     matchers match anything; `count` (0: no limit) and `until` (None: no end) bound it, the
-    first reached ending it."""
+    first reached ending it; `after` lets that many matching requests through first."""
 
     client: str = ""  # the controller whose requests are refused ("": every workload controller)
     verb: str = ""  # create, update or delete
@@ -233,6 +233,7 @@ class ApiFault(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, re
     message: str = ""  # the Status message the client sees
     count: int = 0
     until: datetime | None = None
+    after: int = 0  # the first `after` matching requests still succeed (a quota running out)
 
 
 class FaultInjected(Event, kw_only=True):

@@ -369,16 +369,16 @@ class Engine:
         now = self.now
         found = next(
             (
-                (position, fault)
-                for position, (fault, _) in sorted(self.cluster.faults.items())
+                (position, fault, passing)
+                for position, (fault, _, passing) in sorted(self.cluster.faults.items())
                 if (fault.until is None or now < fault.until)
                 and faults.matches(fault, client, verb, subresource, kind, namespace, name)
             ),
             None,
         )
-        if found is None:
+        if found is None or found[2]:  # no fault, or one still letting requests through
             return None
-        position, fault = found
+        position, fault, _ = found
         error = faults.status_message(fault, plural_of(kind), name if verb != "create" else "")
         owner = self._owner_of(command, kind, namespace, name)
         reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, fault.code)
@@ -690,8 +690,7 @@ class SyncRun:
         assert engine.now is not None
         after = getattr(self.actor, "after_sync_error", None)
         if after is not None and not isinstance(command, cmd.UpdateStatus):  # a refused status write is the error itself
-            error = _error_text(refused)
-            for status in after(key, cluster, engine.now, self.skipped, error):
+            for status in after(key, cluster, engine.now, self.skipped, refused.error):  # err.Error()
                 self.send(status)
         failures = cluster.failures.get((name, key), 0)
         max_retries = getattr(self.actor, "max_retries", 0)
@@ -788,8 +787,9 @@ def describe_fault(fault: ev.ApiFault) -> str:
         until.append(f"the next {fault.count} such request{'s' if fault.count != 1 else ''}")
     if fault.until is not None:
         until.append(f"until {fault.until.isoformat().replace('+00:00', 'Z')}")
+    first = f"after the next {fault.after} succeed, " if fault.after else ""
     reason = faults.STATUS[fault.code][0]
-    return f"the API server refuses {what} by {client} with {fault.code} {reason} ({' or '.join(until) or 'from now on'})"
+    return f"the API server refuses {what} by {client} with {fault.code} {reason} ({first}{' or '.join(until) or 'from now on'})"
 
 
 def _command_kind(command: cmd.Command) -> str:

@@ -122,6 +122,7 @@ class ApiFaultLine(Line, tag="api-fault", kw_only=True):
     message: str = ""
     count: int | None = None
     until: str = ""
+    after: int = 0
 
 
 AnyLine = (
@@ -393,6 +394,8 @@ def _api_fault(line: ApiFaultLine, number: int, common: dict[str, Any]) -> op.In
     if isinstance(code, str) or code not in faults.STATUS:
         codes = ", ".join(str(c) for c in faults.STATUS)
         raise HistoryError(number, "code", f"unsupported value {line.code!r}: expected one of {codes}, or timeout (504)")
+    if line.after < 0:
+        raise HistoryError(number, "after", f"must be greater than or equal to 0, got {line.after}")
     if line.count is not None and line.count < 1:
         raise HistoryError(number, "count", f"must be at least 1, got {line.count}")
     until = None
@@ -419,6 +422,7 @@ def _api_fault(line: ApiFaultLine, number: int, common: dict[str, Any]) -> op.In
         message=line.message,
         count=line.count or 0,
         until=until,
+        after=line.after,
     )
     return op.InjectFault(fault=fault, **common)
 

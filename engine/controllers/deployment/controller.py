@@ -41,6 +41,8 @@ def _key(obj: KubeObject) -> str:
 
 class DeploymentController:
     name = NAME
+    # handleErr: a key that failed this many times is forgotten and dropped from the queue
+    max_retries = 15
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectEvent):
