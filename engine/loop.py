@@ -261,7 +261,11 @@ class Engine:
             released.discard(key)
             previous: tuple[type, str] | None = None
             run = SyncRun(self, actor, key, trigger)
+            cut = False
             for command in actor.reconcile(key, self.cluster, self.now):
+                if run.skips(command):  # a refused request ended the sync: never sent, never paced
+                    run.issue(command)
+                    continue
                 if isinstance(command, API_WRITES):
                     # writes of one sync are sequential requests, except a batch of the same
                     # write to the same kind (slowStartBatch's parallel pod creates, deletes)
@@ -279,9 +283,10 @@ class Engine:
                     if not any(d <= due for d in self.cluster.pending_timers(actor.name, key)):
                         audit = Audit(by=actor.name, reason="pace", message=message, trigger=trigger)
                         self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
+                    cut = True
                     break
                 run.issue(command)
-            run.finish()
+            run.finish(cut=cut)
 
     def execute(self, command: cmd.Command, by: str, trigger: int) -> None:
         audit = Audit(by=by, reason=command.reason, message=command.message, trigger=trigger)
@@ -648,12 +653,17 @@ class SyncRun:
         self.failed: tuple[cmd.Command, ev.RequestRefused] | None = None
         self.skipped: list[cmd.Command] = []
 
+    def skips(self, command: cmd.Command) -> bool:
+        """Is this command one the sync no longer sends (an earlier request was refused)?"""
+        if self.failed is None:
+            return False
+        first = self.failed[0]
+        return not (command.despite_errors or (command.group and command.group == first.group))
+
     def issue(self, command: cmd.Command) -> None:
-        if self.failed is not None:
-            first = self.failed[0]
-            if not (command.despite_errors or (command.group and command.group == first.group)):
-                self.skipped.append(command)
-                return
+        if self.skips(command):
+            self.skipped.append(command)
+            return
         refused = self.send(command)
         if refused is not None and self.failed is None:
             self.failed = (command, refused)
@@ -674,11 +684,13 @@ class SyncRun:
                 break
         return refused
 
-    def finish(self) -> None:
+    def finish(self, cut: bool = False) -> None:
+        """The sync is over (`cut`: a paced sync whose rest waits for its client's next token;
+        it has not succeeded yet, so its failures are not forgotten)."""
         engine, name, key = self.engine, self.actor.name, self.key
         cluster = engine.cluster
         if self.failed is None:
-            if (name, key) in cluster.failures:
+            if not cut and (name, key) in cluster.failures:
                 engine._record(
                     ev.FailuresForgotten,
                     Audit(by=name, reason="forget", message=f"sync of {key} succeeded: the workqueue forgets its failures (Forget)", trigger=self.trigger),

@@ -377,3 +377,21 @@ def test_a_snapshot_keeps_the_faults_and_the_workqueue_memory():
     assert restored.faults == engine.cluster.faults
     assert restored.failures == engine.cluster.failures
     assert {o: (b.tokens, b.last) for o, b in restored.buckets.items()} == {o: (b.tokens, b.last) for o, b in engine.cluster.buckets.items()}
+
+
+def test_a_paced_sync_cut_by_its_client_bucket_does_not_forget_the_failures():
+    """With --pace real a sync's writes wait for their tokens: a sync cut there has not
+    succeeded, so the requeues keep doubling until one that does (one Forget, at the end)."""
+    from engine.loop import real_pacing
+
+    operations = parse_lines(
+        (i, json.dumps(line))
+        for i, line in enumerate([node("a"), node("b"), fault(client="daemonset-controller", verb="create", kind="Pod", code=500, until=at(3)), daemonset()], start=1)
+    )
+    engine = Engine(pacing=real_pacing())
+    engine.run(operations)
+    engine.finish()
+    failures = [e.failures for e in engine.events if isinstance(e, ev.SyncFailed)]
+    assert failures == list(range(1, len(failures) + 1)) and len(failures) >= 8
+    assert len([e for e in engine.events if isinstance(e, ev.FailuresForgotten)]) == 1
+    assert len(pods(engine)) == 2
