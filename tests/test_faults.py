@@ -444,3 +444,21 @@ def test_after_the_fault_window_the_cluster_is_what_it_would_have_been(example, 
     faulted.finish()
     assert any(isinstance(e, ev.RequestRefused) for e in faulted.events), "the fault refused nothing"
     assert _outcome(faulted) == _outcome(plain)
+
+
+def test_update_pod_failure():
+    """UpdatePodFailure: a pod whose identity was changed (upstream renames it; here its
+    pod-name label is removed) is updated back; the update is refused once, so the sync fails
+    and the requeue restores it."""
+    engine = replay(node("n"), statefulset())
+    lines = [
+        fault(t=30, client="statefulset-controller", verb="update", kind="Pod", code=500, message="API server failed", count=1),
+        {"at": at(31), "op": "patch", "kind": "pod", "name": "foo-0", "json": [{"op": "remove", "path": "/metadata/labels/statefulset.kubernetes.io~1pod-name"}]},
+    ]
+    engine.run(parse_lines((30 + i, json.dumps(line)) for i, line in enumerate(lines)))
+    sync = first_sync(engine, "statefulset-controller")
+    assert [(e.verb, e.name) for e in refused(sync, "update")] == [("update", "foo-0")]
+    engine.finish()
+    pod = engine.cluster.get("Pod", "default", "foo-0")
+    assert pod is not None and pod.metadata.labels.get("statefulset.kubernetes.io/pod-name") == "foo-0"
+    assert_ready_and_scaled(engine)
