@@ -462,3 +462,13 @@ def test_update_pod_failure():
     pod = engine.cluster.get("Pod", "default", "foo-0")
     assert pod is not None and pod.metadata.labels.get("statefulset.kubernetes.io/pod-name") == "foo-0"
     assert_ready_and_scaled(engine)
+
+
+def test_a_run_stopped_at_its_settle_bound_names_the_syncs_that_keep_failing():
+    from replay.cli.verbs.replay import _failing
+
+    engine = replay(node("n"), quota("replicaset-controller", 1), replicaset(3), finish=False)
+    engine.finish(bound=T0 + timedelta(seconds=30))
+    assert [f for f in _failing(engine.cluster, None) if "replicaset-controller" in f] == [
+        f"replicaset-controller default/foo: {engine.cluster.failures[('replicaset-controller', 'default/foo')]} failed syncs in a row (requests refused), requeued with backoff"
+    ]
