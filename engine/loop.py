@@ -702,7 +702,7 @@ class SyncRun:
         assert engine.now is not None
         after = getattr(self.actor, "after_sync_error", None)
         if after is not None and not isinstance(command, cmd.UpdateStatus):  # a refused status write is the error itself
-            for status in after(key, cluster, engine.now, self.skipped, refused.error):  # err.Error()
+            for status in after(key, cluster, engine.now, self.skipped, refused):
                 self.send(status)
         failures = cluster.failures.get((name, key), 0)
         max_retries = getattr(self.actor, "max_retries", 0)

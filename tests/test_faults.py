@@ -472,3 +472,27 @@ def test_a_run_stopped_at_its_settle_bound_names_the_syncs_that_keep_failing():
     assert [f for f in _failing(engine.cluster, None) if "replicaset-controller" in f] == [
         f"replicaset-controller default/foo: {engine.cluster.failures[('replicaset-controller', 'default/foo')]} failed syncs in a row (requests refused), requeued with backoff"
     ]
+
+
+def deployment(replicas: int = 2, t: float = 1) -> dict[str, Any]:
+    spec = {"replicas": replicas, "selector": {"matchLabels": LABELS}, "template": template()}
+    return {"at": at(t), "op": "apply", "object": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "foo", "namespace": "default"}, "spec": spec}}
+
+
+def test_a_refused_replicaset_create_marks_the_deployment_not_progressing():
+    """getNewReplicaSet: Progressing=False, ReplicaSetCreateError, `Failed to create new replica
+    set "NAME": ERROR`, and the Warning; once the create goes through the rollout completes."""
+    from replay.derived import derive_events
+
+    engine = replay(node("n"), fault(client="deployment-controller", verb="create", kind="rs", code=422, message="admission webhook denied the request", count=1), deployment(), finish=False)
+    d = engine.cluster.get("Deployment", "default", "foo")
+    first = [e for e in engine.events if isinstance(e, ev.StatusUpdated) and e.by == "deployment-controller"][0]
+    cond = next(c for c in first.object.status.conditions if c.type == "Progressing")
+    assert (cond.status, cond.reason) == ("False", "ReplicaSetCreateError")
+    assert cond.message.startswith('Failed to create new replica set "foo-') and cond.message.endswith('": admission webhook denied the request')
+    warnings = [(w["reason"], w["message"]) for w in derive_events(engine.events) if w["type"] == "Warning"]
+    assert warnings == [("ReplicaSetCreateError", cond.message)]
+    engine.finish()
+    d = engine.cluster.get("Deployment", "default", "foo")
+    assert d is not None and d.status.available_replicas == 2
+    assert next(c for c in d.status.conditions if c.type == "Progressing").reason == "NewReplicaSetAvailable"

@@ -149,7 +149,7 @@ class DaemonSetController:
     # until the rate-limited requeue (StatusUpdateRetries)
     status_update_retries = 1
 
-    def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], error: str) -> list[cmd.Command]:
+    def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], refused: ev.RequestRefused) -> list[cmd.Command]:
         """What syncDaemonSet still writes when manage (or rollingUpdate) failed: the status,
         from a fresh list of the pods."""
         ns, _, name = key.partition("/")

@@ -353,7 +353,7 @@ class ReplicaSetController:
     # updateReplicaSetStatus tries a status write once more after any error (statusUpdateRetries)
     status_update_retries = 1
 
-    def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], error: str) -> list[cmd.Command]:
+    def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], refused: ev.RequestRefused) -> list[cmd.Command]:
         """syncReplicaSet after manageReplicas failed: the status counted before it, with the
         ReplicaFailure condition (calculateStatus)."""
         ns, _, name = key.partition("/")
@@ -361,10 +361,10 @@ class ReplicaSetController:
         if not isinstance(rs, ReplicaSet):
             return []
         planned = next((c.object for c in skipped if isinstance(c, cmd.UpdateStatus) and isinstance(c.object, ReplicaSet)), rs)
-        status = replica_failure_status(rs, planned.status, error, now)
+        status = replica_failure_status(rs, planned.status, refused.error, now)  # err.Error()
         if status == rs.status:
             return []
-        return [cmd.UpdateStatus(object=replace(rs, status=status), reason="status", message=f"ReplicaFailure: {error}")]
+        return [cmd.UpdateStatus(object=replace(rs, status=status), reason="status", message=f"ReplicaFailure: {refused.error}")]
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
         ns, _, name = key.partition("/")

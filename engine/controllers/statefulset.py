@@ -902,7 +902,7 @@ class StatefulSetController:
     status_update_retries = 3
     retry_on_conflict_only = True
 
-    def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], error: str) -> list[cmd.Command]:
+    def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], refused: ev.RequestRefused) -> list[cmd.Command]:
         """performUpdate after updateStatefulSet failed: the status computed so far is still
         written (updateStatefulSetStatus), then the error requeues the set."""
         return [c for c in skipped if isinstance(c, cmd.UpdateStatus) and isinstance(c.object, StatefulSet)]
