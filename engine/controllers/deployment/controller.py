@@ -27,7 +27,12 @@ from engine.controllers.deployment.sync import (
     sync,
     sync_status_only,
 )
-from engine.controllers.deployment.util import condition, has_progress_deadline, rollback_to, set_condition
+from engine.controllers.deployment.util import (
+    condition,
+    has_progress_deadline,
+    rollback_to,
+    set_condition,
+)
 from engine.controllers.ownership import claim, controller_ref
 
 __all__ = ["NAME", "DeploymentController", "reconcile_deployment"]
