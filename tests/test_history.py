@@ -51,7 +51,7 @@ GOOD = {"at": "2026-11-20T10:00:00Z", "op": "apply", "object": NODE}
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "until": "2026-11-20T10:00:00Z"}, 2, "until", "is not after", id="a-fault-ending-before-it-begins-is-refused"),
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "kind": "gadget", "count": 1}, 2, "kind", "doesn't have a resource type", id="a-fault-for-an-unknown-kind-is-refused"),
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "name": "web-0", "count": 1}, 2, "kind", "required with `name`", id="a-fault-naming-an-object-needs-its-kind"),
-        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "count": 1, "actor2": "x"}, 2, "actor2", "an api-fault line has: actor, at, cause, client, code, count", id="an-unknown-fault-field-lists-the-known-ones"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "count": 1, "actor2": "x"}, 2, "actor2", "an api-fault line has: actor, after, at, cause, client, code, count", id="an-unknown-fault-field-lists-the-known-ones"),
     ],
 )
 def test_a_bad_line_is_refused_naming_line_field_and_expectation(bad, line, field, message):
