@@ -16,6 +16,13 @@ from engine.api.objects import AnyObject, KubeObject, PodStatus, kind_of
 class Command(msgspec.Struct, tag=True, tag_field="command", frozen=True, kw_only=True):
     reason: str
     message: str
+    # what an earlier refused request of the same sync (an injected API fault) does to this
+    # one, as upstream's error paths: by default the sync stopped at the refusal and this is
+    # never sent; requests of one parallel group (a slowStartBatch batch, syncNodes' deletes:
+    # the same nonzero `group`) all go out; `despite_errors` ones go out anyway (syncNodes
+    # deletes after a failed create batch)
+    group: int = 0
+    despite_errors: bool = False
 
 
 class CreateObject(Command, kw_only=True):
@@ -41,7 +48,7 @@ class DeleteObject(Command, kw_only=True):
     force: bool = False  # skip graceful termination (as PodGC does)
 
 
-def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False) -> DeleteObject:
+def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False, group: int = 0) -> DeleteObject:
     """Delete this incarnation of `obj` (its uid is the precondition)."""
     meta = obj.metadata
     return DeleteObject(
@@ -52,6 +59,7 @@ def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False
         force=force,
         reason=reason,
         message=message,
+        group=group,
     )
 
 

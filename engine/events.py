@@ -218,6 +218,64 @@ class EvictionCancelled(Event, kw_only=True):
     key: str
 
 
+class ApiFault(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
+    """Which requests the API server refuses, and how (an `api-fault` history line). Empty
+    matchers match anything; `count` (0: no limit) and `until` (None: no end) bound it, the
+    first reached ending it; `after` lets that many matching requests through first."""
+
+    client: str = ""  # the controller whose requests are refused ("": every workload controller)
+    verb: str = ""  # create, update or delete
+    subresource: str = ""  # "status" for status writes (verb update)
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""  # the object's name, or a create's generateName
+    code: int  # the HTTP status code (504: the request timed out)
+    message: str = ""  # the Status message the client sees
+    count: int = 0
+    until: datetime | None = None
+    after: int = 0  # the first `after` matching requests still succeed (a quota running out)
+
+
+class FaultInjected(Event, kw_only=True):
+    """From now on the API server refuses the requests `fault` matches (issue 14 section 2)."""
+
+    fault: ApiFault
+
+
+class RequestRefused(Event, kw_only=True):
+    """The API server refused a controller's request (an injected fault): nothing changed.
+    `owner_kind`/`owner_name` name the workload the request was for, the object upstream's
+    FailedCreate/FailedDelete Warning is about; `fault` is the FaultInjected position."""
+
+    verb: str
+    subresource: str = ""
+    kind: str
+    namespace: str = ""
+    name: str = ""
+    owner_kind: str = ""
+    owner_name: str = ""
+    code: int
+    status_reason: str = ""  # metav1.StatusReason: Forbidden, Conflict, Invalid, InternalError, ...
+    error: str = ""  # the Status message
+    fault: int = 0
+
+
+class SyncFailed(Event, kw_only=True):
+    """A controller's sync of `key` returned an error: the workqueue requeues it at `due`
+    (AddRateLimited with DefaultControllerRateLimiter); `failures` counts them since the last
+    success (NumRequeues)."""
+
+    owner: str
+    key: str
+    failures: int
+    due: datetime
+
+
+class FailuresForgotten(Event, kw_only=True):
+    """A sync of `key` succeeded after failures: the workqueue forgets them (Forget)."""
+
+    owner: str
+    key: str
 class NodeHeartbeatsStopped(Event, kw_only=True):
     """The kubelet of `node` stopped posting its status and renewing its lease (a crashed node,
     a network partition): after nodeMonitorGracePeriod the node lifecycle controller marks the
@@ -256,6 +314,10 @@ AnyEvent = (
     | BackoffRecorded
     | EvictionScheduled
     | EvictionCancelled
+    | FaultInjected
+    | RequestRefused
+    | SyncFailed
+    | FailuresForgotten
     | NodeHeartbeatsStopped
     | NodeHeartbeatsResumed
 )
@@ -287,6 +349,15 @@ def decode(data: bytes) -> AnyEvent:
     return event
 
 
+# the kind of the keys in each workload controller's workqueue
+QUEUE_KINDS = {
+    "daemonset-controller": "DaemonSet",
+    "statefulset-controller": "StatefulSet",
+    "deployment-controller": "Deployment",
+    "replicaset-controller": "ReplicaSet",
+}
+
+
 def subject(event: Event) -> tuple[str, str, str] | None:
     """The (kind, namespace, name) an event is about, if any."""
     if isinstance(event, ObjectEvent):
@@ -294,6 +365,13 @@ def subject(event: Event) -> tuple[str, str, str] | None:
         return (kind_of(event.object), meta.namespace, meta.name)
     if isinstance(event, ObjectDeleted | WarningRecorded):
         return (event.kind, event.namespace, event.name)
+    if isinstance(event, SyncFailed | FailuresForgotten) and event.owner in QUEUE_KINDS:
+        namespace, _, name = event.key.partition("/")
+        return (QUEUE_KINDS[event.owner], namespace, name)
+    if isinstance(event, RequestRefused):
+        if event.owner_kind:
+            return (event.owner_kind, event.namespace, event.owner_name)
+        return (event.kind, event.namespace, event.name) if event.name else None
     if isinstance(event, NodeHeartbeatsStopped | NodeHeartbeatsResumed):
         return ("Node", "", event.node)
     return None

@@ -18,8 +18,9 @@ import msgspec
 
 from engine import commands as cmd
 from engine import events as ev
+from engine import faults
 from engine import operations as op
-from engine.api.apiserver import ApiServer, Audit, audit_fields
+from engine.api.apiserver import ApiServer, Audit, audit_fields, plural_of
 from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
 from engine.api.objects import KubeObject, Pod, kind_of
 from engine.api.ratelimit import TokenBucket
@@ -201,8 +202,10 @@ class Engine:
                     continue
                 for key, trigger in work:
                     assert self.now is not None
+                    run = SyncRun(self, actor, key, trigger)
                     for command in actor.reconcile(key, self.cluster, self.now):
-                        self.execute(command, actor.name, trigger)
+                        run.issue(command)
+                    run.finish()
         raise LoopError(
             f"no rest after {MAX_PASSES_PER_INSTANT} passes at {self.now}: "
             f"still busy: {sorted(n for n, q in self.dirty.items() if q)}"
@@ -230,7 +233,12 @@ class Engine:
                 continue
             released.discard(key)
             previous: tuple[type, str] | None = None
+            run = SyncRun(self, actor, key, trigger)
+            cut = False
             for command in actor.reconcile(key, self.cluster, self.now):
+                if run.skips(command):  # a refused request ended the sync: never sent, never paced
+                    run.issue(command)
+                    continue
                 if isinstance(command, API_WRITES):
                     # writes of one sync are sequential requests, except a batch of the same
                     # write to the same kind (slowStartBatch's parallel pod creates, deletes)
@@ -243,13 +251,15 @@ class Engine:
                         message = f"client-side rate limit (QPS {float(bucket.qps):g}, burst {bucket.burst})"
                     else:
                         previous = this
-                        self.execute(command, actor.name, trigger)
+                        run.issue(command)
                         continue
                     if not any(d <= due for d in self.cluster.pending_timers(actor.name, key)):
                         audit = Audit(by=actor.name, reason="pace", message=message, trigger=trigger)
                         self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
+                    cut = True
                     break
-                self.execute(command, actor.name, trigger)
+                run.issue(command)
+            run.finish(cut=cut)
 
     def execute(self, command: cmd.Command, by: str, trigger: int) -> None:
         audit = Audit(by=by, reason=command.reason, message=command.message, trigger=trigger)
@@ -323,6 +333,61 @@ class Engine:
                     raise LoopError(f"unknown command {command!r}")
         except op.Rejected as exc:
             raise LoopError(f"{by} issued a command the API server rejected: {exc}") from exc
+
+    def refuse(self, client: str, command: cmd.Command, trigger: int) -> ev.RequestRefused | None:
+        """Does an injected fault refuse this request? If so, record the refusal (nothing else
+        changes) and return it."""
+        if not self.cluster.faults or client not in faults.FAULTABLE_CLIENTS:
+            return None
+        request = request_of(command)
+        if request is None:
+            return None
+        assert self.now is not None
+        verb, subresource, kind, namespace, name = request
+        now = self.now
+        found = next(
+            (
+                (position, fault, passing)
+                for position, (fault, _, passing) in sorted(self.cluster.faults.items())
+                if (fault.until is None or now < fault.until)
+                and faults.matches(fault, client, verb, subresource, kind, namespace, name)
+            ),
+            None,
+        )
+        if found is None or found[2]:  # no fault, or one still letting requests through
+            return None
+        position, fault, _ = found
+        error = faults.status_message(fault, plural_of(kind), name if verb != "create" else "")
+        owner = self._owner_of(command, kind, namespace, name)
+        reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, fault.code)
+        audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
+        event = self._record(
+            ev.RequestRefused,
+            audit,
+            verb=verb,
+            subresource=subresource,
+            kind=kind,
+            namespace=namespace,
+            name=name,
+            owner_kind=owner[0] if owner else "",
+            owner_name=owner[1] if owner else "",
+            code=fault.code,
+            status_reason=faults.STATUS[fault.code][0],
+            error=error,
+            fault=position,
+        )
+        assert isinstance(event, ev.RequestRefused)
+        return event
+
+    def _owner_of(self, command: cmd.Command, kind: str, namespace: str, name: str) -> tuple[str, str] | None:
+        """The workload a dependent's request was for (its controller reference)."""
+        obj = getattr(command, "object", None)
+        if obj is None:
+            obj = self.cluster.get(kind, namespace, name)
+        if obj is None:
+            return None
+        ref = next((r for r in obj.metadata.owner_references if r.controller), None)
+        return (ref.kind, ref.name) if ref is not None else None
 
     def _set_timer(self, owner: str, command: cmd.SetTimer, audit: Audit) -> None:
         assert self.now is not None
@@ -524,6 +589,16 @@ class Engine:
                 )
             case op.Advance():
                 self._emit(ev.ClockAdvanced, by=actor or "clock", reason="advance", line=line, source=source)
+            case op.InjectFault(fault=fault):
+                self._emit(
+                    ev.FaultInjected,
+                    fault=fault,
+                    by=actor or "admin",
+                    reason="api-fault",
+                    message=describe_fault(fault),
+                    line=line,
+                    source=source,
+                )
             case _:
                 raise op.Rejected(f"unsupported operation {type(operation).__name__}")
 
@@ -552,6 +627,182 @@ class Engine:
             if condition.status == "Unknown" and condition.type in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure"):
                 posted = "True" if condition.type == "Ready" else "False"
                 api.set_node_condition(name, condition.type, posted, audit(who, "node-heartbeat", f"{condition.type}={posted}"))
+
+
+class SyncRun:
+    """One sync of one key, its requests sent in order as upstream's sync handler sends them.
+
+    Without faults every command is carried out (`Engine.execute`). A request an injected fault
+    refuses is recorded (`RequestRefused`) and ends the sync as upstream's error return does:
+    later requests are not sent, except those of the refused one's parallel group (the rest of
+    its `slowStartBatch` batch) and those marked `despite_errors` (syncNodes' deletes); creates
+    never sent are the skipped ones whose expectations upstream lowers (`CreationObserved`).
+    Then the controller's status write after an error (`after_sync_error`: storeDaemonSetStatus,
+    calculateStatus with ReplicaFailure, updateStatefulSetStatus), and the workqueue's
+    `AddRateLimited` (`SyncFailed` and a timer). A status write refused is tried again at once
+    as upstream (`status_update_retries`, on any error or only on 409 Conflict with
+    `retry_on_conflict_only`: RetryOnConflict). A sync without refusals after failures is the
+    workqueue's `Forget` (`FailuresForgotten`)."""
+
+    __slots__ = ("actor", "engine", "failed", "key", "skipped", "trigger")
+
+    def __init__(self, engine: Engine, actor: Controller, key: str, trigger: int) -> None:
+        self.engine = engine
+        self.actor = actor
+        self.key = key
+        self.trigger = trigger
+        self.failed: tuple[cmd.Command, ev.RequestRefused] | None = None
+        self.skipped: list[cmd.Command] = []
+
+    def skips(self, command: cmd.Command) -> bool:
+        """Is this command one the sync no longer sends (an earlier request was refused)?"""
+        if self.failed is None:
+            return False
+        first = self.failed[0]
+        return not (command.despite_errors or (command.group and command.group == first.group))
+
+    def issue(self, command: cmd.Command) -> None:
+        if self.skips(command):
+            self.skipped.append(command)
+            return
+        refused = self.send(command)
+        if refused is not None and self.failed is None:
+            self.failed = (command, refused)
+
+    def send(self, command: cmd.Command) -> ev.RequestRefused | None:
+        """Carry out one command; a status write is retried as the controller does upstream."""
+        engine, name = self.engine, self.actor.name
+        attempts = 1
+        if isinstance(command, cmd.UpdateStatus):
+            attempts += getattr(self.actor, "status_update_retries", 0)
+        refused = None
+        for _ in range(attempts):
+            refused = engine.refuse(name, command, self.trigger)
+            if refused is None:
+                engine.execute(command, name, self.trigger)
+                return None
+            if getattr(self.actor, "retry_on_conflict_only", False) and refused.code != faults.CONFLICT:
+                break
+        return refused
+
+    def finish(self, cut: bool = False) -> None:
+        """The sync is over (`cut`: a paced sync whose rest waits for its client's next token;
+        it has not succeeded yet, so its failures are not forgotten)."""
+        engine, name, key = self.engine, self.actor.name, self.key
+        cluster = engine.cluster
+        if self.failed is None:
+            if not cut and (name, key) in cluster.failures:
+                engine._record(
+                    ev.FailuresForgotten,
+                    Audit(by=name, reason="forget", message=f"sync of {key} succeeded: the workqueue forgets its failures (Forget)", trigger=self.trigger),
+                    owner=name,
+                    key=key,
+                )
+            return
+        command, refused = self.failed
+        assert engine.now is not None
+        after = getattr(self.actor, "after_sync_error", None)
+        if after is not None and not isinstance(command, cmd.UpdateStatus):  # a refused status write is the error itself
+            for status in after(key, cluster, engine.now, self.skipped, refused):
+                self.send(status)
+        failures = cluster.failures.get((name, key), 0)
+        max_retries = getattr(self.actor, "max_retries", 0)
+        skipped_creates = sum(1 for c in self.skipped if isinstance(c, cmd.CreateObject))
+        skipped = (
+            f"; {skipped_creates} create{'s' if skipped_creates != 1 else ''} not sent (slow start stopped at the first error; expectations lowered, CreationObserved)"
+            if skipped_creates
+            else ""
+        )
+        if max_retries and failures >= max_retries:
+            engine._record(
+                ev.FailuresForgotten,
+                Audit(by=name, reason="max-retries", message=f"dropping {key} out of the queue after {failures} failed syncs: {_error_text(refused)}{skipped}", trigger=refused.position),
+                owner=name,
+                key=key,
+            )
+            return
+        bucket = cluster.buckets.get(name)
+        delay = faults.requeue_delay(failures, faults.Bucket(bucket.tokens, bucket.last) if bucket else faults.Bucket(), engine.now)
+        due = engine.now + delay
+        audit = Audit(
+            by=name,
+            reason="rate-limited-requeue",
+            message=(
+                f"sync of {key} failed ({_error_text(refused)}){skipped}: requeued in {_duration(delay)} "
+                f"(AddRateLimited, failure {failures + 1}: 5ms * 2^{failures} up to 1000s, at least the 10 qps bucket's wait)"
+            ),
+            trigger=refused.position,
+        )
+        engine._record(ev.SyncFailed, audit, owner=name, key=key, failures=failures + 1, due=due)
+        timer = Audit(by=name, reason=audit.reason, message=f"the rate-limited requeue of {key} (failure {failures + 1})", trigger=refused.position)
+        engine._set_timer(name, cmd.SetTimer(key=key, due=due, reason=timer.reason, message=timer.message), timer)
+
+
+def _refusal_event(client: str, verb: str, subresource: str, kind: str, name: str, owner: tuple[str, str] | None, error: str, code: int) -> tuple[str, str]:
+    """The reason and message upstream's controller records for a refused request: the
+    FailedCreate / FailedDelete Warning events of RealPodControl and the StatefulSet's
+    recordPodEvent / recordClaimEvent, the Deployment's ReplicaSetCreateError."""
+    if client == "statefulset-controller" and owner and verb in ("create", "delete") and kind in ("Pod", "PersistentVolumeClaim"):
+        noun = "Pod" if kind == "Pod" else "Claim"
+        reason = "FailedCreate" if verb == "create" else "FailedDelete"
+        return reason, f"{verb} {noun} {name} in StatefulSet {owner[1]} failed error: {error}"
+    if kind == "Pod" and verb == "create":
+        return "FailedCreate", f"Error creating: {error}"
+    if kind == "Pod" and verb == "delete":
+        return "FailedDelete", f"Error deleting: {error}"
+    if client == "deployment-controller" and kind == "ReplicaSet" and verb == "create":
+        return "ReplicaSetCreateError", f'Failed to create new replica set "{name}": {error}'
+    what = f"{verb} {kind} {name}" + (f" ({subresource})" if subresource else "")
+    return "request-refused", f"{what} refused: {code} {error}"
+
+
+def _error_text(refused: ev.RequestRefused) -> str:
+    return f"{refused.code} {refused.status_reason}: {refused.error}"
+
+
+def _duration(delta: timedelta) -> str:
+    micros = delta // timedelta(microseconds=1)
+    if micros < 1_000_000:
+        return f"{micros / 1000:g}ms"
+    return f"{micros / 1_000_000:g}s"
+
+
+def request_of(command: cmd.Command) -> tuple[str, str, str, str, str] | None:
+    """(verb, subresource, kind, namespace, name) of the API request a command is, if it is one
+    a fault can refuse (the name of a create with generateName is its prefix)."""
+    match command:
+        case cmd.CreateObject(object=obj):
+            meta = obj.metadata
+            return ("create", "", kind_of(obj), meta.namespace, meta.name or meta.generate_name)
+        case cmd.UpdateObject(object=obj):
+            return ("update", "", kind_of(obj), obj.metadata.namespace, obj.metadata.name)
+        case cmd.UpdateStatus(object=obj):
+            return ("update", "status", kind_of(obj), obj.metadata.namespace, obj.metadata.name)
+        case cmd.DeleteObject():
+            return ("delete", "", command.kind, command.namespace, command.name)
+    return None
+
+
+def describe_fault(fault: ev.ApiFault) -> str:
+    what = " ".join(
+        x
+        for x in (
+            fault.verb or "every",
+            f"{fault.subresource} of" if fault.subresource else "",
+            f"{fault.kind}" if fault.kind else "request",
+            f"{fault.namespace}/{fault.name}" if fault.name and fault.namespace else fault.name,
+        )
+        if x
+    )
+    client = fault.client or "any workload controller"
+    until = []
+    if fault.count:
+        until.append(f"the next {fault.count} such request{'s' if fault.count != 1 else ''}")
+    if fault.until is not None:
+        until.append(f"until {fault.until.isoformat().replace('+00:00', 'Z')}")
+    first = f"after the next {fault.after} succeed, " if fault.after else ""
+    reason = faults.STATUS[fault.code][0]
+    return f"the API server refuses {what} by {client} with {fault.code} {reason} ({first}{' or '.join(until) or 'from now on'})"
 
 
 def _command_kind(command: cmd.Command) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from engine.api.objects import AnyObject
-from engine.events import KubeletPolicy
+from engine.events import ApiFault, KubeletPolicy
 
 
 class Operation(msgspec.Struct, tag=True, tag_field="op", frozen=True, kw_only=True):
@@ -118,6 +118,12 @@ class Advance(Operation, kw_only=True):
     pass
 
 
+class InjectFault(Operation, kw_only=True):
+    """From `at` on, the API server refuses the requests `fault` matches (an `api-fault` line)."""
+
+    fault: ApiFault
+
+
 AnyOperation = (
     Apply
     | Patch
@@ -133,6 +139,7 @@ AnyOperation = (
     | Advance
     | Bind
     | ConfigureScheduler
+    | InjectFault
 )
 
 

@@ -24,6 +24,8 @@ WORKLOAD_CONTROLLERS = {
     "ReplicaSet": "replicaset-controller",
     "StatefulSet": "statefulset-controller",
 }
+# the reasons of the refused requests upstream records a Warning event for
+REFUSAL_WARNINGS = ("FailedCreate", "FailedDelete", "ReplicaSetCreateError")
 # "Reason: message: detail" prefixes the deployment controller puts in its audit messages, and
 # the event type upstream records them with (deployment/sync.go, rollback.go)
 DEPLOYMENT_REASONS = {
@@ -129,6 +131,12 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
             _deleted_event(rec, e, previous, deleting)
             rec.uids.pop(key, None)
         elif isinstance(e, ev.WarningRecorded) and subject is not None:
+            kind, namespace, name = subject
+            involved = {"apiVersion": API_VERSIONS.get(kind, "v1"), "kind": kind, "name": name, "namespace": namespace, "uid": rec.uids.get(subject, "")}
+            rec.record(e.at, e.position, involved, "Warning", e.reason, e.message, e.by)
+        elif isinstance(e, ev.RequestRefused) and e.reason in REFUSAL_WARNINGS and subject is not None:
+            # RealPodControl's FailedCreate / FailedDelete, the StatefulSet's recordPodEvent and
+            # recordClaimEvent, the Deployment's ReplicaSetCreateError: a Warning about the workload
             kind, namespace, name = subject
             involved = {"apiVersion": API_VERSIONS.get(kind, "v1"), "kind": kind, "name": name, "namespace": namespace, "uid": rec.uids.get(subject, "")}
             rec.record(e.at, e.position, involved, "Warning", e.reason, e.message, e.by)

@@ -18,9 +18,10 @@ from typing import Any
 
 import msgspec
 
+from engine import faults
 from engine import operations as op
 from engine.api.objects import CLUSTER_SCOPED, ObjectDecodeError, decode_object, type_meta_error
-from engine.events import KubeletPolicy
+from engine.events import ApiFault, KubeletPolicy
 from replay.kinds import UnknownKind, resolve_in_history
 from replay.safeload import InputError, decode_text, load_json
 
@@ -115,6 +116,20 @@ class SchedulerLine(Line, tag="scheduler", kw_only=True):
     recorded: list[str] = msgspec.field(default_factory=list)
 
 
+class ApiFaultLine(Line, tag="api-fault", kw_only=True):
+    client: str = ""
+    verb: str = ""
+    subresource: str = ""
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    code: int | str
+    message: str = ""
+    count: int | None = None
+    until: str = ""
+    after: int = 0
+
+
 AnyLine = (
     ApplyLine
     | PatchLine
@@ -130,6 +145,7 @@ AnyLine = (
     | AdvanceLine
     | BindLine
     | SchedulerLine
+    | ApiFaultLine
 )
 OPS = sorted(cls.__struct_config__.tag for cls in AnyLine.__args__)  # type: ignore[attr-defined]
 # built at import: it keeps making real datetimes even where a test swaps the class out
@@ -344,6 +360,8 @@ def to_operation(line: AnyLine, number: int) -> op.AnyOperation:
             return _bind(line, number, common)
         case SchedulerLine():
             return op.ConfigureScheduler(recorded=tuple(_recorded(value, i, number) for i, value in enumerate(line.recorded)), **common)
+        case ApiFaultLine():
+            return _api_fault(line, number, common)
     raise HistoryError(number, "op", f"unsupported operation {type(line).__name__}")
 
 
@@ -370,6 +388,56 @@ def _pod_status(line: PodStatusLine, number: int, common: dict[str, Any]) -> op.
         ready=line.ready,
         **common,
     )
+
+
+def _api_fault(line: ApiFaultLine, number: int, common: dict[str, Any]) -> op.InjectFault:
+    """An `api-fault` line: which requests of which controller the API server refuses, how,
+    and for how long (the next `count` of them and/or `until` a time)."""
+    if line.client and line.client not in faults.FAULTABLE_CLIENTS:
+        raise HistoryError(number, "client", f"unsupported value {line.client!r}: expected one of {', '.join(faults.FAULTABLE_CLIENTS)} (or none: all of them)")
+    if line.verb and line.verb not in faults.VERBS:
+        raise HistoryError(number, "verb", f"unsupported value {line.verb!r}: expected one of {', '.join(faults.VERBS)} (or none: all of them)")
+    if line.subresource and line.subresource not in faults.SUBRESOURCES:
+        raise HistoryError(number, "subresource", f"unsupported value {line.subresource!r}: expected status (or none: the object itself)")
+    if line.subresource and line.verb not in ("", "update"):
+        raise HistoryError(number, "subresource", f"a {line.subresource} write is an update, not a {line.verb}")
+    code = line.code
+    if code == "timeout":
+        code = 504
+    if isinstance(code, str) or code not in faults.STATUS:
+        codes = ", ".join(str(c) for c in faults.STATUS)
+        raise HistoryError(number, "code", f"unsupported value {line.code!r}: expected one of {codes}, or timeout (504)")
+    if line.after < 0:
+        raise HistoryError(number, "after", f"must be greater than or equal to 0, got {line.after}")
+    if line.count is not None and line.count < 1:
+        raise HistoryError(number, "count", f"must be at least 1, got {line.count}")
+    until = None
+    if line.until:
+        try:
+            until = parse_time(line.until)
+        except ValueError as exc:
+            raise HistoryError(number, "until", str(exc)) from None
+        if until <= common["at"]:
+            raise HistoryError(number, "until", f"{line.until} is not after the line's time {line.at}")
+    if line.count is None and until is None:
+        raise HistoryError(number, "count", "required: `count` (the next N matching requests) and/or `until` (a time)")
+    if line.name and not line.kind:
+        raise HistoryError(number, "kind", "required with `name`")
+    kind = _kind(line.kind, "kind", number) if line.kind else ""
+    fault = ApiFault(
+        client=line.client,
+        verb=line.verb or ("update" if line.subresource else ""),
+        subresource=line.subresource,
+        kind=kind,
+        namespace="" if kind in CLUSTER_SCOPED else line.namespace,
+        name=line.name,
+        code=code,
+        message=line.message,
+        count=line.count or 0,
+        until=until,
+        after=line.after,
+    )
+    return op.InjectFault(fault=fault, **common)
 
 
 def _owner(text: str, number: int) -> tuple[str, str]:

@@ -29,6 +29,10 @@ VERBS = {
     "TimerFired": "timer fired",
     "TimerCancelled": "timer cancelled",
     "BackoffRecorded": "backoff",
+    "FaultInjected": "API fault injected",
+    "RequestRefused": "request refused",
+    "SyncFailed": "sync failed",
+    "FailuresForgotten": "failures forgotten",
     "NodeHeartbeatsStopped": "kubelet stopped posting status",
     "NodeHeartbeatsResumed": "kubelet posts status again",
 }

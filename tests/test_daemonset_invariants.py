@@ -450,6 +450,28 @@ class DaemonSetMachine(RuleBasedStateMachine):
         note(f"finish: {settled}")
         self.take()
 
+    # --- API faults (issue 14 section 2) ---------------------------------------------------------
+
+    @rule(
+        request=st.sampled_from([("create", "", "Pod"), ("delete", "", "Pod"), ("update", "status", "DaemonSet"), ("create", "", "ControllerRevision"), ("", "", "")]),
+        code=st.sampled_from([403, 409, 422, 429, 500, 504]),
+        count=st.one_of(st.integers(min_value=1, max_value=6), st.none()),
+        seconds=st.integers(min_value=1, max_value=30),
+        after=st.integers(min_value=0, max_value=3),
+    )
+    def inject_fault(self, request: tuple[str, str, str], code: int, count: int | None, seconds: int, after: int) -> None:
+        """The API server refuses the controller's requests for the next `count` of them, or
+        for `seconds`; the invariants hold throughout, and those about a converged set apply
+        once its last sync succeeded (no failure left in its workqueue)."""
+        verb, subresource, kind = request
+        until = None if count is not None else self.now + timedelta(seconds=seconds)
+        fault = ev.ApiFault(client=NAME, verb=verb, subresource=subresource, kind=kind, code=code, count=count or 0, until=until, after=after)
+        self.run(op.InjectFault(at=self.now, fault=fault))
+
+    def faulted(self) -> bool:
+        """A sync of the controller failed and its rate-limited requeue is still to come."""
+        return any(owner == NAME for owner, _ in self.cluster.failures)
+
     # --- invariants -----------------------------------------------------------------------------
 
     @invariant()
@@ -459,7 +481,7 @@ class DaemonSetMachine(RuleBasedStateMachine):
     @invariant()
     def inv1_one_daemon_pod_per_eligible_node_at_rest(self) -> None:
         ds = self.ds()
-        if ds is None:
+        if ds is None or self.faulted():
             return
         assert not any(self.engine.dirty.values()), "the engine is not settled"
         by_node: dict[str, list[Pod]] = {}
@@ -503,7 +525,8 @@ class DaemonSetMachine(RuleBasedStateMachine):
         used = {p.metadata.labels.get(HASH_LABEL) for p in daemon_pods(self.cluster, ds)}
         old = [c for c in crs if c is not current]
         unused = [c.metadata.name for c in old if c.metadata.labels.get(HASH_LABEL) not in used]
-        assert len(old) <= limit or not unused, (
+        # cleanupHistory runs only in a sync whose manage and rollingUpdate succeeded
+        assert len(old) <= limit or not unused or self.faulted(), (
             f"{len(old)} old revisions with revisionHistoryLimit {limit}, and {unused} are unused"
         )
 

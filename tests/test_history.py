@@ -27,7 +27,7 @@ GOOD = {"at": "2026-11-20T10:00:00Z", "op": "apply", "object": NODE}
     [
         pytest.param('{"at": "2026-11-20T10:00:00Z", "op": "apply", "obj', 2, "", "not a JSON object", id="a-truncated-line-is-named"),
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "scale", "kind": "deploy", "name": "x", "replicas": "three"}, 2, "replicas", "Expected `int`, got `str`", id="a-wrong-type-names-the-field"),
-        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "explode"}, 2, "op", "expected one of advance, apply", id="an-unknown-op-lists-the-known-ones"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "explode"}, 2, "op", "expected one of advance, api-fault, apply", id="an-unknown-op-lists-the-known-ones"),
         pytest.param({"at": "2026-11-20T10:00:00Z"}, 2, "op", "required", id="a-missing-op-is-named"),
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "apply", "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": 7}}}, 2, "object.metadata.name", "cannot unmarshal number 7 into Go struct field ObjectMeta.metadata.name of type string", id="an-invalid-manifest-names-the-path"),
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "apply", "object": {"apiVersion": "v1", "kind": "Gadget"}}, 2, "object.kind", "no kind 'Gadget'", id="an-unknown-kind-is-refused"),
@@ -41,6 +41,17 @@ GOOD = {"at": "2026-11-20T10:00:00Z", "op": "apply", "object": NODE}
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "pod-status", "owner": "daemonset/x", "ready": True}, 2, "name", "owner", id="pod-status-needs-a-pod"),
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "delete", "kind": "po", "name": "x", "propagationPolicy": "Eventually"}, 2, "propagationPolicy", "Background, Foreground or Orphan", id="an-unknown-propagation-policy-is-refused"),
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "rollout-undo", "kind": "rs", "name": "x"}, 2, "kind", "DaemonSet, StatefulSet or Deployment", id="undo-needs-a-workload-with-history"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500}, 2, "count", "required: `count`", id="a-fault-needs-a-count-or-an-end"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 418, "count": 1}, 2, "code", "expected one of 400, 403", id="a-fault-code-the-api-server-never-answers-is-refused"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": "soon", "count": 1}, 2, "code", "or timeout (504)", id="a-fault-code-word-other-than-timeout-is-refused"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "count": 0}, 2, "count", "at least 1", id="a-fault-for-no-request-is-refused"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "client": "kubelet", "count": 1}, 2, "client", "daemonset-controller", id="a-fault-for-a-client-without-error-paths-is-refused"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "verb": "patch", "count": 1}, 2, "verb", "create, update, delete", id="a-fault-verb-the-controllers-never-send-is-refused"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 409, "verb": "create", "subresource": "status", "count": 1}, 2, "subresource", "is an update", id="a-status-write-is-an-update"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "until": "2026-11-20T10:00:00Z"}, 2, "until", "is not after", id="a-fault-ending-before-it-begins-is-refused"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "kind": "gadget", "count": 1}, 2, "kind", "doesn't have a resource type", id="a-fault-for-an-unknown-kind-is-refused"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "name": "web-0", "count": 1}, 2, "kind", "required with `name`", id="a-fault-naming-an-object-needs-its-kind"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "count": 1, "actor2": "x"}, 2, "actor2", "an api-fault line has: actor, after, at, cause, client, code, count", id="an-unknown-fault-field-lists-the-known-ones"),
     ],
 )
 def test_a_bad_line_is_refused_naming_line_field_and_expectation(bad, line, field, message):

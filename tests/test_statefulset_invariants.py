@@ -809,6 +809,28 @@ class StatefulSetMachine(RuleBasedStateMachine):
                 )
                 assert status.current_replicas == status.updated_replicas == count
 
+    # --- API faults (issue 14 section 2) ---------------------------------------------------------
+
+    @rule(
+        request=st.sampled_from([("create", "", "Pod"), ("delete", "", "Pod"), ("update", "status", "StatefulSet"), ("create", "", "ControllerRevision"), ("", "", "")]),
+        code=st.sampled_from([403, 409, 422, 429, 500, 504]),
+        count=st.one_of(st.integers(min_value=1, max_value=6), st.none()),
+        seconds=st.integers(min_value=1, max_value=30),
+        after=st.integers(min_value=0, max_value=3),
+    )
+    def inject_fault(self, request: tuple[str, str, str], code: int, count: int | None, seconds: int, after: int) -> None:
+        """The API server refuses the controller's requests for the next `count` of them, or
+        for `seconds`; the invariants hold throughout, and those about a converged set apply
+        once its last sync succeeded (no failure left in its workqueue)."""
+        verb, subresource, kind = request
+        until = None if count is not None else self.now + timedelta(seconds=seconds)
+        fault = ev.ApiFault(client=NAME, verb=verb, subresource=subresource, kind=kind, code=code, count=count or 0, until=until, after=after)
+        self.run(op.InjectFault(at=self.now, fault=fault))
+
+    def faulted(self) -> bool:
+        """A sync of the controller failed and its rate-limited requeue is still to come."""
+        return any(owner == NAME for owner, _ in self.cluster.failures)
+
     # --- invariants -----------------------------------------------------------------------------
 
     @invariant()
@@ -827,7 +849,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
     @invariant()
     def inv5_the_update_revision_is_the_highest(self) -> None:
         sts = self.sts()
-        if sts is None or terminating(sts) or sts.status.observed_generation != sts.metadata.generation:
+        if sts is None or terminating(sts) or sts.status.observed_generation != sts.metadata.generation or self.faulted():
             return  # a set being deleted in the foreground loses its revisions to the garbage collector
         crs = set_revisions(self.cluster, sts)
         update = update_revision(self.cluster, sts)
@@ -838,7 +860,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
     @invariant()
     def inv6_status_counts_the_pods(self) -> None:
         sts = self.sts()
-        if sts is None:
+        if sts is None or self.faulted():
             return
         assert not any(self.engine.dirty.values()), "the engine is not settled"
         pods = list(set_pods(self.cluster, sts).values())
@@ -855,7 +877,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
     @invariant()
     def inv7_reconcile_is_idempotent_at_rest(self) -> None:
         sts = self.sts()
-        if sts is None or terminating(sts) or self.engine.now is None:
+        if sts is None or terminating(sts) or self.engine.now is None or self.faulted():
             # being deleted in the foreground, the set loses its revisions to the garbage collector;
             # getStatefulSetRevisions would make one again at the next sync, which upstream gets from a
             # pod event or the informer resync, and nothing here wakes

@@ -28,12 +28,31 @@ from engine.api.objects import (
     kind_of,
 )
 from engine.api.ratelimit import TokenBucket
+from engine.faults import FAULTABLE_CLIENTS, Bucket, matches
 
 ObjectKey = tuple[str, str, str]  # kind, namespace, name
 CRD = "CustomResourceDefinition"
 
 QUARANTINE_OWNER = "pod-garbage-collector"
 QUARANTINE_PREFIX = "node/"
+
+
+def request_of_event(event: ev.Event) -> tuple[str, str, str, str, str] | None:
+    """(verb, subresource, kind, namespace, name) of the controller request that wrote this
+    event (a create's name is its generateName when it has one), as engine.loop.request_of."""
+    if isinstance(event, ev.ObjectDeleted):
+        return ("delete", "", event.kind, event.namespace, event.name)
+    if not isinstance(event, ev.ObjectCreated | ev.ObjectUpdated | ev.StatusUpdated | ev.DeletionStarted):
+        return None
+    meta = event.object.metadata
+    kind = kind_of(event.object)
+    if isinstance(event, ev.ObjectCreated):
+        return ("create", "", kind, meta.namespace, meta.generate_name or meta.name)
+    if isinstance(event, ev.StatusUpdated):
+        return ("update", "status", kind, meta.namespace, meta.name)
+    if isinstance(event, ev.DeletionStarted):
+        return ("delete", "", kind, meta.namespace, meta.name)
+    return ("update", "", kind, meta.namespace, meta.name)
 
 
 def object_key(obj: KubeObject) -> ObjectKey:
@@ -56,6 +75,11 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     quarantined: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
     silent_nodes: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
     pace_buckets: list[tuple[str, str, int, str, datetime | None]] = msgspec.field(default_factory=list)
+    # API faults (position, fault, requests left or 0 for no limit), the workqueues' failure
+    # counts (owner, key, failures) and rate-limit buckets (owner, tokens as n/d, last)
+    faults: list[tuple[int, ev.ApiFault, int, int]] = msgspec.field(default_factory=list)
+    failures: list[tuple[str, str, int]] = msgspec.field(default_factory=list)
+    buckets: list[tuple[str, int, int, datetime]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -102,6 +126,13 @@ class Cluster:
         self.not_ready_nodes: set[str] = set()
         # `--pace real`: each paced controller's token bucket as the log leaves it
         self.pace_buckets: dict[str, TokenBucket] = {}
+        # API faults in force: FaultInjected position -> (fault, requests left to refuse, 0 for
+        # no limit; matching requests still let through before the first refusal)
+        self.faults: dict[int, tuple[ev.ApiFault, int, int]] = {}
+        # the workqueues' memory: (controller, key) -> failures since the last success, and
+        # each controller's overall rate-limit bucket (engine.faults.Bucket)
+        self.failures: dict[tuple[str, str], int] = {}
+        self.buckets: dict[str, Bucket] = {}
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -189,6 +220,13 @@ class Cluster:
                 quarantined=sorted(self.quarantined.items()),
                 silent_nodes=sorted(self.silent_nodes.items()),
                 pace_buckets=[(name, *b.state()) for name, b in sorted(self.pace_buckets.items())],
+                faults=[(p, f, n, a) for p, (f, n, a) in sorted(self.faults.items())],
+                failures=sorted((o, k, n) for (o, k), n in self.failures.items()),
+                buckets=[
+                    (o, b.tokens.numerator, b.tokens.denominator, b.last)
+                    for o, b in sorted(self.buckets.items())
+                    if b.last is not None
+                ],
             )
         )
 
@@ -214,6 +252,9 @@ class Cluster:
         cluster.quarantined = dict(snap.quarantined)
         cluster.silent_nodes = dict(snap.silent_nodes)
         cluster.pace_buckets = {name: TokenBucket.restore(rest) for name, *rest in snap.pace_buckets}  # type: ignore[arg-type]
+        cluster.faults = {p: (f, n, a) for p, f, n, a in snap.faults}
+        cluster.failures = {(o, k): n for o, k, n in snap.failures}
+        cluster.buckets = {o: Bucket(Fraction(n, d), last) for o, n, d, last in snap.buckets}
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -263,6 +304,41 @@ class Cluster:
             self.silent_nodes[event.node] = event.at
         elif isinstance(event, ev.NodeHeartbeatsResumed):
             self.silent_nodes.pop(event.node, None)
+        elif isinstance(event, ev.FaultInjected):
+            self.faults[event.position] = (event.fault, event.fault.count, event.fault.after)
+        elif isinstance(event, ev.RequestRefused):
+            fault, left, _ = self.faults.get(event.fault, (None, 0, 0))
+            if fault is not None and left:
+                if left == 1:
+                    del self.faults[event.fault]
+                else:
+                    self.faults[event.fault] = (fault, left - 1, 0)
+        elif isinstance(event, ev.SyncFailed):
+            self.failures[(event.owner, event.key)] = event.failures
+            self.buckets.setdefault(event.owner, Bucket()).reserve(event.at)
+        elif isinstance(event, ev.FailuresForgotten):
+            self.failures.pop((event.owner, event.key), None)
+        if self.faults:
+            self._expire_faults(event.at)
+            self._admitted(event)
+
+    def _admitted(self, event: ev.Event) -> None:
+        """A controller's write went through: the first fault it matches that still lets
+        requests through (`after`) lets one fewer."""
+        request = request_of_event(event) if event.by in FAULTABLE_CLIENTS else None
+        if request is None:
+            return
+        for position, (fault, left, passing) in sorted(self.faults.items()):
+            if matches(fault, event.by, *request):
+                if passing:
+                    self.faults[position] = (fault, left, passing - 1)
+                return
+
+    def _expire_faults(self, now: datetime) -> None:
+        """Faults whose `until` has come are over (a fold of the clock, as timers are)."""
+        for position, (fault, _, _) in list(self.faults.items()):
+            if fault.until is not None and fault.until <= now:
+                del self.faults[position]
 
     def _drop_timer(self, timer: tuple[datetime, str, str]) -> None:
         due, owner, key = timer

@@ -145,6 +145,19 @@ class DaemonSetController:
                     return (f"{event.namespace}/{ref.name}",)
         return ()
 
+    # storeDaemonSetStatus tries a status write once more, after any error, then gives up
+    # until the rate-limited requeue (StatusUpdateRetries)
+    status_update_retries = 1
+
+    def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], refused: ev.RequestRefused) -> list[cmd.Command]:
+        """What syncDaemonSet still writes when manage (or rollingUpdate) failed: the status,
+        from a fresh list of the pods."""
+        ns, _, name = key.partition("/")
+        ds = cluster.get("DaemonSet", ns, name)
+        if not isinstance(ds, DaemonSet) or ds.metadata.deletion_timestamp is not None:
+            return []
+        return reconcile_daemonset(ds, cluster, now, status_only=True)
+
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
         ns, _, name = key.partition("/")
         ds = cluster.get("DaemonSet", ns, name)
@@ -164,8 +177,11 @@ def _all_daemonsets(cluster: Cluster) -> list[str]:
     return [f"{d.metadata.namespace}/{d.metadata.name}" for d in cluster.list("DaemonSet")]
 
 
-def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[cmd.Command]:
-    """Everything one sync of `ds` decides, as commands."""
+def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime, *, status_only: bool = False) -> list[cmd.Command]:
+    """Everything one sync of `ds` decides, as commands. `status_only`: the status write alone,
+    from the pods as they are now (updateDaemonSetStatus after a sync whose manage failed: it
+    lists the pods again), or nothing if the revision history is not in place (constructHistory
+    failed: upstream returns before any status)."""
     sel = ds.spec.selector
     if sel is None or (not sel.match_labels and not sel.match_expressions):
         return [
@@ -193,6 +209,8 @@ def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[
         ds.status.collision_count,
         pods,
     )
+    if status_only and (history.commands or history.blocked):
+        return []
     commands += history.commands
     if history.blocked:
         return commands
@@ -211,6 +229,8 @@ def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime) -> list[
         group.sort(key=creation_order)
     daemon_spec = with_daemon_tolerations(template.spec)  # the same for every node
     eligibility = {n.metadata.name: node_should_run(n, ds, daemon_spec) for n in nodes}
+    if status_only:
+        return status_update(ds, _status(ds, nodes, node_pods, eligibility, hash_, now))
     managed = _manage(ds, cluster, nodes, node_pods, eligibility, pods, hash_, now)
     commands += managed
     if not any(isinstance(c, cmd.CreateObject | cmd.DeleteObject) for c in managed):
@@ -440,14 +460,20 @@ def _sync_nodes(
                     object=_new_pod(ds, node, hash_),
                     reason="daemon-pod-missing",
                     message=f"{why}: creating one (slow-start batch #{number}, {_pods(batch)}){extra}",
+                    group=number,  # a batch goes out in parallel; a refusal stops the next batches
                 )
             )
         pos += batch
         batch = min(2 * batch, len(creates) - pos)
         number += 1
     for pod, reason, message in to_delete[:BURST_REPLICAS]:
-        commands.append(cmd.delete_of(pod, reason, message))
+        commands.append(_despite_errors(cmd.delete_of(pod, reason, message)))
     return commands
+
+
+def _despite_errors(command: cmd.DeleteObject) -> cmd.DeleteObject:
+    """syncNodes sends its deletes whether or not its create batches failed."""
+    return replace(command, despite_errors=True)
 
 
 def _rolling_update(
@@ -533,17 +559,29 @@ def _rolling_update(
     if extra > 0:
         to_delete += [(p, "node no longer eligible; enough pods are available elsewhere") for p in should_not_run[:extra]]
     remaining = max(0, min(max_surge - num_surge, len(candidate_nodes)))
-    for node in allowed_nodes + candidate_nodes[:remaining]:
+    surging = allowed_nodes + candidate_nodes[:remaining]
+    for node, group in zip(surging, _slow_start_groups(len(surging)), strict=True):
         commands.append(
             cmd.CreateObject(
                 object=_new_pod(ds, node, hash_),
                 reason="rolling-update",
                 message=f"rolling update to {where} (maxSurge {max_surge}, {num_surge} surging): new pod on {node} before the old one goes",
+                group=group,
             )
         )
     for pod, why in to_delete:
-        commands.append(cmd.delete_of(pod, "rolling-update", f"rolling update to {where}: {why}"))
+        commands.append(_despite_errors(cmd.delete_of(pod, "rolling-update", f"rolling update to {where}: {why}")))
     return commands
+
+
+def _slow_start_groups(count: int) -> list[int]:
+    """The slowStartBatch batch number (1, 2, 2, 3, 3, 3, 3, ...) of each of `count` creates."""
+    groups: list[int] = []
+    batch, number = 1, 1
+    while len(groups) < count:
+        groups += [number] * min(batch, count - len(groups))
+        batch, number = 2 * batch, number + 1
+    return groups
 
 
 UNAVAILABLE, REPLACE, CANDIDATE = "unavailable", "replace", "candidate"
@@ -578,17 +616,19 @@ def max_unavailable_deletes(
     """The deletions of a maxSurge-0 rolling update: unavailable old pods at once, then the
     `chosen` available ones (the budget left under maxUnavailable, in node order)."""
     commands: list[cmd.Command] = [
-        cmd.delete_of(pod, "rolling-update", f"rolling update to {where}: old pod on {pod_target_node(pod.spec)} is unavailable, replaced at once")
+        _despite_errors(cmd.delete_of(pod, "rolling-update", f"rolling update to {where}: old pod on {pod_target_node(pod.spec)} is unavailable, replaced at once"))
         for pod in replacements
     ]
     budget = len(chosen)
     for i, pod in enumerate(chosen, start=1):
         commands.append(
-            cmd.delete_of(
-                pod,
-                "rolling-update",
-                f"rolling update to {where}: {unavailable} of maxUnavailable {max_unavailable} unavailable, "
-                f"so {_pods(budget, 'old pod')} may go now; this is {i} of {budget}, on {pod_target_node(pod.spec)}",
+            _despite_errors(
+                cmd.delete_of(
+                    pod,
+                    "rolling-update",
+                    f"rolling update to {where}: {unavailable} of maxUnavailable {max_unavailable} unavailable, "
+                    f"so {_pods(budget, 'old pod')} may go now; this is {i} of {budget}, on {pod_target_node(pod.spec)}",
+                )
             )
         )
     return commands

@@ -45,6 +45,7 @@ from engine.api.objects import (
     Pod,
     ReplicaSet,
     ReplicaSetStatus,
+    WorkloadCondition,
     replace,
 )
 from engine.api.pods import is_available, is_ready, ready_since
@@ -349,12 +350,41 @@ class ReplicaSetController:
             return (key,) if key else ()
         return ()
 
+    # updateReplicaSetStatus tries a status write once more after any error (statusUpdateRetries)
+    status_update_retries = 1
+
+    def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], refused: ev.RequestRefused) -> list[cmd.Command]:
+        """syncReplicaSet after manageReplicas failed: the status counted before it, with the
+        ReplicaFailure condition (calculateStatus)."""
+        ns, _, name = key.partition("/")
+        rs = cluster.get("ReplicaSet", ns, name)
+        if not isinstance(rs, ReplicaSet):
+            return []
+        planned = next((c.object for c in skipped if isinstance(c, cmd.UpdateStatus) and isinstance(c.object, ReplicaSet)), rs)
+        status = replica_failure_status(rs, planned.status, refused.error, now)  # err.Error()
+        if status == rs.status:
+            return []
+        return [cmd.UpdateStatus(object=replace(rs, status=status), reason="status", message=f"ReplicaFailure: {refused.error}")]
+
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
         ns, _, name = key.partition("/")
         rs = cluster.get("ReplicaSet", ns, name)
         if not isinstance(rs, ReplicaSet):
             return []
         return reconcile_replicaset(rs, cluster, now)
+
+
+def replica_failure_status(rs: ReplicaSet, status: ReplicaSetStatus, error: str, now: datetime) -> ReplicaSetStatus:
+    """Mirrors calculateStatus with a manageReplicas error: a ReplicaFailure condition
+    (FailedCreate below the desired count, FailedDelete above it) unless one is there already."""
+    if any(c.type == REPLICA_FAILURE for c in rs.status.conditions):
+        kept = [c for c in rs.status.conditions if c.type == REPLICA_FAILURE]
+        return replace(status, conditions=[c for c in status.conditions if c.type != REPLICA_FAILURE] + kept)
+    replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
+    diff = status.replicas - replicas
+    reason = "FailedCreate" if diff < 0 else "FailedDelete" if diff > 0 else ""
+    condition = WorkloadCondition(type=REPLICA_FAILURE, status="True", last_transition_time=now, reason=reason, message=error)
+    return replace(status, conditions=[*status.conditions, condition])
 
 
 def _pod_keys(pod: Pod, old: Pod | None, cluster: Cluster) -> list[str]:
@@ -500,6 +530,7 @@ def _manage_replicas(rs: ReplicaSet, active: list[Pod], cluster: Cluster, now: d
                             f"{len(active)} active pods of {replicas} desired: creating {count} "
                             f"(slow-start batch #{number}, {size} pod{'s' if size != 1 else ''}){later}"
                         ),
+                        group=number,  # slowStartBatch: a batch in parallel, none after a failed one
                     )
                 )
         return commands
@@ -513,6 +544,7 @@ def _manage_replicas(rs: ReplicaSet, active: list[Pod], cluster: Cluster, now: d
                 pod,
                 "too-many-replicas",
                 f"scale down from {len(active)} to {replicas}: {why} (ranked {i} of {len(active)}){later}",
+                group=1,  # the deletes go out in parallel, whichever fails
             )
             for i, (pod, why) in enumerate(chosen, start=1)
         ]

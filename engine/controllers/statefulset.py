@@ -284,11 +284,15 @@ def truncate_history(
     limit = sts.spec.revision_history_limit if sts.spec.revision_history_limit is not None else 10
     if limit < 0 or len(history) <= limit:
         return []
+    # UpdateStatefulSet truncates the history even when performUpdate failed
     return [
-        cmd.delete_of(
-            r,
-            "revision-history-limit",
-            f"{len(history)} revisions no pod uses exceed revisionHistoryLimit {limit}: deleting the oldest, revision {r.revision}",
+        replace(
+            cmd.delete_of(
+                r,
+                "revision-history-limit",
+                f"{len(history)} revisions no pod uses exceed revisionHistoryLimit {limit}: deleting the oldest, revision {r.revision}",
+            ),
+            despite_errors=True,
         )
         for r in history[: len(history) - limit]
     ]
@@ -892,6 +896,16 @@ class StatefulSetController:
     `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
 
     name = NAME
+    # updateStatefulSetStatus: retry.RetryOnConflict(retry.DefaultBackoff, ...), 4 attempts in
+    # all, only while the API server answers 409 Conflict (its 10ms * 5^n sleeps are not
+    # modelled: the attempts are at one instant)
+    status_update_retries = 3
+    retry_on_conflict_only = True
+
+    def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], refused: ev.RequestRefused) -> list[cmd.Command]:
+        """performUpdate after updateStatefulSet failed: the status computed so far is still
+        written (updateStatefulSetStatus), then the error requeues the set."""
+        return [c for c in skipped if isinstance(c, cmd.UpdateStatus) and isinstance(c.object, StatefulSet)]
 
     def __init__(self, incremental: bool = True, check: bool = False) -> None:
         from engine.controllers.statefulset_index import StatefulSetIndex

@@ -27,10 +27,17 @@ from engine.controllers.deployment.sync import (
     sync,
     sync_status_only,
 )
-from engine.controllers.deployment.util import rollback_to
+from engine.controllers.deployment.util import (
+    condition,
+    has_progress_deadline,
+    rollback_to,
+    set_condition,
+)
 from engine.controllers.ownership import claim, controller_ref
 
 __all__ = ["NAME", "DeploymentController", "reconcile_deployment"]
+
+FAILED_RS_CREATE_REASON = "ReplicaSetCreateError"  # util.FailedRSCreateReason
 
 # --- the controller -----------------------------------------------------------------------------
 
@@ -41,6 +48,21 @@ def _key(obj: KubeObject) -> str:
 
 class DeploymentController:
     name = NAME
+    # handleErr: a key that failed this many times is forgotten and dropped from the queue
+    max_retries = 15
+
+    def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], refused: ev.RequestRefused) -> list[cmd.Command]:
+        """getNewReplicaSet when the create of the new ReplicaSet failed: with a progress
+        deadline, Progressing=False/ReplicaSetCreateError is written (best effort, no retry)."""
+        ns, _, name = key.partition("/")
+        d = cluster.get("Deployment", ns, name)
+        if not isinstance(d, Deployment) or (refused.verb, refused.kind) != ("create", "ReplicaSet") or not has_progress_deadline(d):
+            return []
+        message = f'Failed to create new replica set "{refused.name}": {refused.error}'
+        status = set_condition(d.status, condition("Progressing", "False", FAILED_RS_CREATE_REASON, message, now))
+        if status == d.status:
+            return []
+        return [cmd.UpdateStatus(object=replace(d, status=status), reason="status", message=f"Progressing=False {FAILED_RS_CREATE_REASON}: {message}")]
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectEvent):

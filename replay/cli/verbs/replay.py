@@ -244,8 +244,9 @@ def _progress_counts(workload: Any) -> tuple[int, int]:
 
 
 def _failing(cluster: Any, since: Any) -> list[str]:
-    """Signs that something keeps failing: pods failed, crash-looping or fitting no node, and
-    controllers that backed off again after `since` (the last operation)."""
+    """Signs that something keeps failing: pods failed, crash-looping or fitting no node,
+    controllers that backed off again after `since` (the last operation), and syncs whose
+    requests the API server keeps refusing."""
     found: list[str] = []
     for pod in cluster.list("Pod"):
         name = f"{pod.metadata.namespace}/{pod.metadata.name}"
@@ -261,6 +262,9 @@ def _failing(cluster: Any, since: Any) -> list[str]:
         delay, updated = cluster.backoffs[key]
         if since is None or updated > since:
             found.append(f"backoff {key}: retried with a delay of {delay:g}s")
+    # syncs the API server's refusals (api-fault lines) keep failing, still to be retried
+    for (owner, key), failures in sorted(cluster.failures.items()):
+        found.append(f"{owner} {key}: {failures} failed sync{'s' if failures != 1 else ''} in a row (requests refused), requeued with backoff")
     return found
 
 

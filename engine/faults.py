@@ -1,0 +1,111 @@
+"""API faults and how client-go's machinery answers them, in virtual time.
+
+An `api-fault` history line (`FaultInjected`) makes the API server refuse the matching requests
+of a controller; the loop records each as `RequestRefused`. What a refusal does to the rest of a
+sync is upstream's (see `engine.loop.SyncRun`); this module holds the pure parts: which fault a
+request meets, the Status a refused request carries, and the workqueue's
+`DefaultControllerRateLimiter` (client-go util/workqueue/default_rate_limiters.go).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from fractions import Fraction
+
+from engine.events import ApiFault
+
+# the clients a fault may name: kube-controller-manager's workload controllers, whose error
+# paths (expectations, slow start, requeue, status retries) the engine models
+FAULTABLE_CLIENTS = (
+    "daemonset-controller",
+    "deployment-controller",
+    "replicaset-controller",
+    "statefulset-controller",
+)
+VERBS = ("create", "update", "delete")
+SUBRESOURCES = ("status",)
+
+# code -> (metav1.StatusReason, the message kube-apiserver's Status carries, with {what})
+STATUS: dict[int, tuple[str, str]] = {
+    400: ("BadRequest", "{what}: bad request"),
+    403: ("Forbidden", "{what} is forbidden: injected fault"),
+    404: ("NotFound", "{what} not found"),
+    409: (
+        "Conflict",
+        "Operation cannot be fulfilled on {what}: the object has been modified; please apply your "
+        "changes to the latest version and try again",
+    ),
+    422: ("Invalid", "{what} is invalid: injected fault"),
+    429: ("TooManyRequests", "Too many requests, please try again later."),
+    500: ("InternalError", "Internal error occurred: injected fault"),
+    503: ("ServiceUnavailable", "the server is currently unable to handle the request"),
+    504: (
+        "Timeout",
+        "Timeout: request did not complete within the allotted timeout",
+    ),
+}
+CONFLICT = 409
+
+# DefaultControllerRateLimiter: per-item exponential 5ms * 2^failures up to 1000s, max'ed with
+# an overall token bucket of 10 qps and burst 100
+ITEM_BASE_DELAY = timedelta(milliseconds=5)
+ITEM_MAX_DELAY = timedelta(seconds=1000)
+BUCKET_QPS = 10
+BUCKET_BURST = 100
+
+
+def status_message(fault: ApiFault, resource: str, name: str) -> str:
+    """The message the client sees: the fault's own, else kube-apiserver's for its code
+    (`resource` as its messages name it: `pods`, `daemonsets.apps`)."""
+    if fault.message:
+        return fault.message
+    what = f'{resource} "{name}"' if name else resource
+    return STATUS[fault.code][1].format(what=what)
+
+
+def matches(fault: ApiFault, client: str, verb: str, subresource: str, kind: str, namespace: str, name: str) -> bool:
+    """Does this request meet the fault? (empty matchers match anything)"""
+    return (
+        (not fault.client or fault.client == client)
+        and (not fault.verb or fault.verb == verb)
+        and fault.subresource == subresource
+        and (not fault.kind or fault.kind == kind)
+        and (not fault.namespace or fault.namespace == namespace)
+        and (not fault.name or fault.name == name)
+    )
+
+
+def item_exponential_delay(failures: int) -> timedelta:
+    """ItemExponentialFailureRateLimiter.When: baseDelay * 2^(failures so far), at most maxDelay."""
+    if failures >= 40:  # 5ms * 2^40 is far past the cap (and past what timedelta holds)
+        return ITEM_MAX_DELAY
+    return min(ITEM_BASE_DELAY * (2**failures), ITEM_MAX_DELAY)
+
+
+class Bucket:
+    """BucketRateLimiter's `rate.Limiter` (10 qps, burst 100) as a fold over the requeues:
+    `reserve(now)` takes a token, which may be one in the future, and says how long to wait."""
+
+    __slots__ = ("last", "tokens")
+
+    def __init__(self, tokens: Fraction = Fraction(BUCKET_BURST), last: datetime | None = None) -> None:
+        self.tokens = tokens
+        self.last = last
+
+    def reserve(self, now: datetime) -> timedelta:
+        if self.last is not None and now > self.last:
+            elapsed = Fraction((now - self.last) // timedelta(microseconds=1), 1_000_000)
+            self.tokens = min(Fraction(BUCKET_BURST), self.tokens + elapsed * BUCKET_QPS)
+        if self.last is None or now > self.last:
+            self.last = now
+        self.tokens -= 1
+        if self.tokens >= 0:
+            return timedelta(0)
+        wait = -self.tokens / BUCKET_QPS
+        return timedelta(microseconds=-((-wait.numerator * 1_000_000) // wait.denominator))
+
+
+def requeue_delay(failures: int, bucket: Bucket, now: datetime) -> timedelta:
+    """MaxOfRateLimiter.When over the two limiters of DefaultControllerRateLimiter; `failures`
+    is NumRequeues before this one. Reserves the bucket's token (the caller records it)."""
+    return max(item_exponential_delay(failures), bucket.reserve(now))

@@ -1,0 +1,498 @@
+"""API faults (issue 14 section 2): the `api-fault` history line, and the controllers' reactions
+as upstream's error paths. Rows are ported from upstream's tests that inject errors (named in
+each test); the engine's own guarantees (a log replays byte for byte, no fault no change) last.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from engine import events as ev
+from engine.api.objects import DaemonSet, Pod, ReplicaSet, StatefulSet
+from engine.faults import Bucket, item_exponential_delay, requeue_delay
+from engine.loop import Engine
+from replay.history import parse_lines
+
+T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
+LABELS = {"app": "foo"}
+
+
+def at(seconds: float = 0) -> str:
+    return (T0 + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+
+
+def node(name: str) -> dict[str, Any]:
+    return {"at": at(), "op": "apply", "object": {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}}
+
+
+def template(image: str = "foo:1") -> dict[str, Any]:
+    return {"metadata": {"labels": LABELS}, "spec": {"containers": [{"name": "c", "image": image}]}}
+
+
+def daemonset(strategy: str = "RollingUpdate", t: float = 1) -> dict[str, Any]:
+    spec = {"selector": {"matchLabels": LABELS}, "template": template(), "updateStrategy": {"type": strategy}}
+    return {"at": at(t), "op": "apply", "object": {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "foo", "namespace": "default"}, "spec": spec}}
+
+
+def replicaset(replicas: int, t: float = 1) -> dict[str, Any]:
+    spec = {"replicas": replicas, "selector": {"matchLabels": LABELS}, "template": template()}
+    return {"at": at(t), "op": "apply", "object": {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "foo", "namespace": "default"}, "spec": spec}}
+
+
+def statefulset(replicas: int = 3, image: str = "foo:1", t: float = 1) -> dict[str, Any]:
+    spec = {"replicas": replicas, "serviceName": "foo", "selector": {"matchLabels": LABELS}, "template": template(image)}
+    return {"at": at(t), "op": "apply", "object": {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "foo", "namespace": "default"}, "spec": spec}}
+
+
+def fault(t: float = 0.5, **fields: Any) -> dict[str, Any]:
+    return {"at": at(t), "op": "api-fault", **fields}
+
+
+def replay(*lines: dict[str, Any], finish: bool = True) -> Engine:
+    operations = parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1))
+    engine = Engine()
+    engine.run(operations)
+    if finish:
+        engine.finish()
+    return engine
+
+
+def first_sync(engine: Engine, owner: str) -> list[ev.Event]:
+    """The events of a controller's first failed sync: up to its first SyncFailed."""
+    out: list[ev.Event] = []
+    for e in engine.events:
+        out.append(e)
+        if isinstance(e, ev.SyncFailed) and e.owner == owner:
+            return out
+    raise AssertionError(f"no sync of {owner} failed")
+
+
+def refused(events: list[ev.Event], verb: str = "create", kind: str = "Pod") -> list[ev.RequestRefused]:
+    return [e for e in events if isinstance(e, ev.RequestRefused) and (e.verb, e.kind) == (verb, kind)]
+
+
+def created(events: list[ev.Event], kind: str = "Pod") -> list[ev.ObjectCreated]:
+    return [e for e in events if type(e) is ev.ObjectCreated and type(e.object).__name__ == kind]
+
+
+def pods(engine: Engine) -> list[Pod]:
+    return [p for p in engine.cluster.list("Pod") if isinstance(p, Pod)]
+
+
+def quota(client: str, after: int, code: int = 403) -> dict[str, Any]:
+    """FakePodControl.CreateLimit: the first `after` creates succeed, every later one is refused."""
+    return fault(client=client, verb="create", kind="Pod", code=code, after=after, until=at(3600))
+
+
+def slow_start_limit(limit: int) -> int:
+    """Upstream's bound on the create calls of one sync pass against a create limit."""
+    expected, batch = 0, 1
+    while expected <= limit:
+        expected += batch
+        batch *= 2
+    return expected
+
+
+# --- DaemonSet (daemon_controller_test.go) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("strategy", ["RollingUpdate", "OnDelete"])
+def test_simple_daemonset_pod_create_errors(strategy):
+    """TestSimpleDaemonSetPodCreateErrors: 100 nodes, a quota of 10 pods: one sync pass makes at
+    most 15 create calls (slow start stops at the first failing batch), 10 pods exist, and the
+    status it writes counts desired 100, current 10, updated 10."""
+    engine = replay(*(node(f"node-{i:03}") for i in range(100)), quota("daemonset-controller", 10), daemonset(strategy), finish=False)
+    sync = first_sync(engine, "daemonset-controller")
+    attempts = len(created(sync)) + len(refused(sync))
+    assert len(created(sync)) == 10
+    # upstream bounds the calls by 15; the engine sends the whole failing batch (it runs in
+    # parallel upstream), so exactly 1 + 2 + 4 + 8
+    assert attempts == slow_start_limit(10) == 15
+    status = [e.object.status for e in sync if isinstance(e, ev.StatusUpdated) and isinstance(e.object, DaemonSet)][-1]
+    assert (status.desired_number_scheduled, status.current_number_scheduled, status.updated_number_scheduled) == (100, 10, 10)
+
+
+@pytest.mark.parametrize("strategy", ["RollingUpdate", "OnDelete"])
+def test_daemonset_pod_create_expectations_error(strategy):
+    """TestDaemonSetPodCreateExpectationsError: after a pass whose creates failed, the
+    expectations are satisfied again (failed and skipped creates lowered them), so the requeued
+    sync manages pods at once instead of only writing status: it sends a create again."""
+    engine = replay(*(node(f"node-{i:03}") for i in range(100)), quota("daemonset-controller", 10), daemonset(strategy), finish=False)
+    engine.advance_to(T0 + timedelta(seconds=1, milliseconds=5))  # the first rate-limited requeue
+    requeued = [e for e in engine.events if e.at == T0 + timedelta(seconds=1, milliseconds=5)]
+    assert any(isinstance(e, ev.TimerFired) and e.owner == "daemonset-controller" for e in requeued)
+    assert refused(requeued), "the requeued sync did not try to create pods"
+
+
+@pytest.mark.parametrize(
+    "sync_error, status_error, expected",
+    [
+        pytest.param(True, False, "create", id="sync-error"),
+        pytest.param(False, True, "status", id="status-error"),
+        pytest.param(True, True, "create", id="sync-and-status-error-returns-the-sync-error"),
+    ],
+)
+def test_simple_daemonset_updates_status_error(sync_error, status_error, expected):
+    """TestSimpleDaemonSetUpdatesStatusError: the sync fails with the manage error when there is
+    one (the status is still written, or tried), else with the status error."""
+    faults = []
+    if sync_error:
+        faults.append(fault(client="daemonset-controller", verb="create", kind="Pod", code=500, message="sync error", count=1))
+    if status_error:
+        faults.append(fault(client="daemonset-controller", subresource="status", kind="ds", code=500, message="status error", count=2))
+    engine = replay(node("node-0"), *faults, daemonset(), finish=False)
+    sync = first_sync(engine, "daemonset-controller")
+    failed = sync[-1]
+    assert isinstance(failed, ev.SyncFailed)
+    assert ("sync error" if expected == "create" else "status error") in failed.message
+    status_writes = refused(sync, "update", "DaemonSet") + [e for e in sync if isinstance(e, ev.StatusUpdated)]
+    assert status_writes, "no status write was tried after the error"
+
+
+def test_a_refused_status_write_is_tried_once_more_then_requeued():
+    """storeDaemonSetStatus: StatusUpdateRetries is 1, so two attempts, then the error."""
+    engine = replay(node("node-0"), fault(client="daemonset-controller", subresource="status", kind="DaemonSet", code=409, count=5), daemonset(), finish=False)
+    sync = first_sync(engine, "daemonset-controller")
+    assert len(refused(sync, "update", "DaemonSet")) == 2
+    assert "409 Conflict" in sync[-1].message
+
+
+def test_daemon_pod_creates_are_retried_with_doubling_gaps_until_the_fault_is_over():
+    """The rate-limited requeue: 5 ms, 10 ms, 20 ms, ... after each failed sync, then Forget."""
+    engine = replay(node("node-0"), fault(client="daemonset-controller", verb="create", kind="Pod", code=500, count=6), daemonset())
+    failures = [e for e in engine.events if isinstance(e, ev.SyncFailed)]
+    gaps = [(e.due - e.at) // timedelta(milliseconds=1) for e in failures]
+    assert [e.failures for e in failures] == [1, 2, 3, 4, 5, 6]
+    assert gaps[0] == 5 and all(b == 2 * a for a, b in zip(gaps, gaps[1:], strict=False))
+    assert any(isinstance(e, ev.FailuresForgotten) for e in engine.events)
+    assert len(pods(engine)) == 1
+    assert engine.cluster.failures == {} and engine.cluster.faults == {}
+
+
+def test_deletes_go_out_although_the_create_batch_failed():
+    """syncNodes sends its deletes after failed create batches: in the one sync that must both
+    create a pod on node b (refused) and delete the one on node a, the delete goes out."""
+    ds = daemonset()
+    ds["object"]["spec"]["template"]["spec"]["nodeSelector"] = {"pick": "yes"}
+
+    def labelled(name: str, pick: bool, t: float) -> dict[str, Any]:
+        line = node(name)
+        line["at"] = at(t)
+        if pick:
+            line["object"]["metadata"]["labels"] = {"pick": "yes"}
+        return line
+
+    engine = replay(
+        labelled("a", True, 0),
+        labelled("b", False, 0),
+        ds,
+        fault(t=9, client="daemonset-controller", verb="create", kind="Pod", code=500, until=at(10.5)),
+        labelled("b", True, 10),
+        labelled("a", False, 10),
+        finish=False,
+    )
+    events = [e for e in engine.events if e.at == T0 + timedelta(seconds=10)]
+    last = max(i for i, e in enumerate(events) if e.line == 6)  # node a loses its label
+    sync = events[last + 1 :]
+    end = next(i for i, e in enumerate(sync) if isinstance(e, ev.SyncFailed))
+    assert refused(sync[:end])
+    assert [e for e in sync[:end] if isinstance(e, ev.DeletionStarted | ev.ObjectDeleted) and e.by == "daemonset-controller"]
+    engine.finish()
+    assert [p.spec.node_name for p in pods(engine) if p.metadata.deletion_timestamp is None] == ["b"]
+
+
+def test_failed_create_warnings_are_derived_for_describe():
+    """RealPodControl.CreatePods records FailedCreate `Error creating: <message>` on the owner."""
+    from replay.derived import derive_events
+
+    engine = replay(node("node-0"), fault(client="daemonset-controller", verb="create", kind="Pod", code=403, message='pods "foo-" is forbidden: exceeded quota', count=2), daemonset())
+    warnings = [e for e in derive_events(engine.events) if e["type"] == "Warning"]
+    assert [(w["reason"], w["message"], w["count"], w["involvedObject"]["kind"]) for w in warnings] == [
+        ("FailedCreate", 'Error creating: pods "foo-" is forbidden: exceeded quota', 2, "DaemonSet")
+    ]
+
+
+# --- ReplicaSet (replica_set_test.go) ------------------------------------------------------------
+
+
+def test_sync_replicaset_create_failures():
+    """TestSyncReplicaSetCreateFailures: 100 replicas against a quota of 10: one pass creates 10
+    with at most 15 calls; the status carries ReplicaFailure/FailedCreate with the message."""
+    engine = replay(node("n"), quota("replicaset-controller", 10), replicaset(100), finish=False)
+    sync = first_sync(engine, "replicaset-controller")
+    assert len(created(sync)) == 10
+    assert len(created(sync)) + len(refused(sync)) == slow_start_limit(10)
+    rs = engine.cluster.get("ReplicaSet", "default", "foo")
+    assert isinstance(rs, ReplicaSet)
+    cond = [c for c in rs.status.conditions if c.type == "ReplicaFailure"]
+    assert [(c.status, c.reason) for c in cond] == [("True", "FailedCreate")]
+    assert "forbidden" in cond[0].message
+
+
+def test_a_replicaset_drops_replica_failure_once_it_syncs_cleanly():
+    """calculateStatus removes ReplicaFailure when manageReplicas returns no error."""
+    engine = replay(node("n"), fault(client="replicaset-controller", verb="create", kind="Pod", code=500, count=3), replicaset(3))
+    rs = engine.cluster.get("ReplicaSet", "default", "foo")
+    assert isinstance(rs, ReplicaSet)
+    assert [c.type for c in rs.status.conditions] == []
+    assert rs.status.replicas == 3 and len(pods(engine)) == 3
+
+
+def test_controller_update_status_with_failure():
+    """TestControllerUpdateStatusWithFailure: every status write fails: two updates (one retry
+    after the re-read), then the error."""
+    engine = replay(node("n"), fault(client="replicaset-controller", subresource="status", kind="rs", code=500, count=1000, until=at(2)), replicaset(1), finish=False)
+    sync = first_sync(engine, "replicaset-controller")
+    assert len(refused(sync, "update", "ReplicaSet")) == 2
+
+
+def test_controller_update_requeue():
+    """TestControllerUpdateRequeue: a sync whose status write failed is requeued."""
+    engine = replay(node("n"), fault(client="replicaset-controller", subresource="status", kind="rs", code=500, count=2), replicaset(1), finish=False)
+    failed = [e for e in engine.events if isinstance(e, ev.SyncFailed) and e.owner == "replicaset-controller"]
+    assert [(e.key, e.failures) for e in failed] == [("default/foo", 1)]
+    assert (failed[0].due, "replicaset-controller", "default/foo") in engine.cluster.timers
+
+
+def test_replicaset_delete_failures_do_not_stop_the_other_deletes():
+    """manageReplicas deletes in parallel: one refused delete, the others still go."""
+    engine = replay(node("n"), replicaset(5))
+    scale = {"at": at(60), "op": "scale", "kind": "rs", "name": "foo", "replicas": 1}
+    engine.run(parse_lines([(20, json.dumps(fault(t=59, client="replicaset-controller", verb="delete", kind="Pod", code=500, count=1))), (21, json.dumps(scale))]))
+    sync = first_sync(engine, "replicaset-controller")
+    assert len(refused(sync, "delete")) == 1
+    assert len([e for e in sync if isinstance(e, ev.DeletionStarted | ev.ObjectDeleted) and e.by == "replicaset-controller"]) == 3
+    engine.finish()
+    assert len([p for p in pods(engine) if p.metadata.deletion_timestamp is None]) == 1
+
+
+# --- StatefulSet (stateful_set_control_test.go) --------------------------------------------------
+
+
+def assert_ready_and_scaled(engine: Engine, replicas: int = 3) -> StatefulSet:
+    sts = engine.cluster.get("StatefulSet", "default", "foo")
+    assert isinstance(sts, StatefulSet)
+    assert (sts.status.replicas, sts.status.ready_replicas, sts.status.updated_replicas) == (replicas, replicas, replicas)
+    assert sorted(p.metadata.name for p in pods(engine)) == [f"foo-{i}" for i in range(replicas)]
+    return sts
+
+
+def test_create_pod_failure():
+    """CreatePodFailure: the third create fails once (SetCreateStatefulPodError after 2); the
+    set still scales to 3 ready replicas."""
+    engine = replay(node("n"), fault(client="statefulset-controller", verb="create", kind="Pod", code=500, message="API server failed", after=2, count=1), statefulset())
+    assert [e.name for e in refused(engine.events)] == ["foo-2"]
+    assert_ready_and_scaled(engine)
+
+
+def test_update_set_status_failure():
+    """UpdateSetStatusFailure: the third status write fails once; the set scales to 3 anyway."""
+    engine = replay(node("n"), fault(client="statefulset-controller", subresource="status", kind="sts", code=500, after=2, count=1), statefulset())
+    assert len(refused(engine.events, "update", "StatefulSet")) == 1
+    assert_ready_and_scaled(engine)
+
+
+def test_status_conflicts_are_retried_on_conflict():
+    """updateStatefulSetStatus is RetryOnConflict: three 409s in a row are absorbed in one sync
+    (4 attempts); a 500 is not retried."""
+    engine = replay(node("n"), fault(client="statefulset-controller", subresource="status", kind="sts", code=409, count=3), statefulset(), finish=False)
+    assert len(refused(engine.events, "update", "StatefulSet")) == 3
+    assert not [e for e in engine.events if isinstance(e, ev.SyncFailed)]
+    engine = replay(node("n"), fault(client="statefulset-controller", subresource="status", kind="sts", code=500, count=3), statefulset(), finish=False)
+    sync = first_sync(engine, "statefulset-controller")
+    assert len(refused(sync, "update", "StatefulSet")) == 1
+
+
+def test_pod_recreate_delete_failure():
+    """PodRecreateDeleteFailure: a failed pod's delete is refused once; the set deletes and
+    recreates it on the requeue."""
+    engine = replay(node("n"), statefulset())
+    failing = [
+        fault(t=30, client="statefulset-controller", verb="delete", kind="Pod", code=500, message="API server failed", count=1),
+        {"at": at(31), "op": "pod-status", "name": "foo-0", "phase": "Failed"},
+    ]
+    first = engine.cluster.get("Pod", "default", "foo-0")
+    engine.run(parse_lines((30 + i, json.dumps(line)) for i, line in enumerate(failing)))
+    engine.finish()
+    assert [e.name for e in refused(engine.events, "delete")] == ["foo-0"]
+    again = engine.cluster.get("Pod", "default", "foo-0")
+    assert first is not None and again is not None and again.metadata.uid != first.metadata.uid
+    assert_ready_and_scaled(engine)
+
+
+def test_statefulset_honor_revision_history_limit():
+    """TestStatefulSetHonorRevisionHistoryLimit: 15 template updates, each with a status write
+    failing after two good ones; the revisions never exceed revisionHistoryLimit + 2."""
+    engine = replay(node("n"), statefulset())
+    for i in range(15):
+        t = 100 + 100 * i
+        lines = [
+            fault(t=t, client="statefulset-controller", subresource="status", kind="sts", code=500, message="API server failed", after=2, count=1),
+            statefulset(image=f"foo-{i}", t=t + 1),
+        ]
+        engine.run(parse_lines((100 + 2 * i + j, json.dumps(line)) for j, line in enumerate(lines)))
+        engine.advance_to(T0 + timedelta(seconds=t + 99))
+        revisions = engine.cluster.list("ControllerRevision", "default")
+        assert len(revisions) <= 10 + 2, f"update {i}: {len(revisions)} revisions"
+    assert any(e for e in engine.events if isinstance(e, ev.RequestRefused))
+    assert_ready_and_scaled(engine)
+
+
+# --- the workqueue's rate limiter ---------------------------------------------------------------
+
+
+def test_item_exponential_failure_rate_limiter_doubles_from_5ms_to_1000s():
+    assert [item_exponential_delay(n) // timedelta(milliseconds=1) for n in range(4)] == [5, 10, 20, 40]
+    assert item_exponential_delay(30) == timedelta(seconds=1000)
+    assert item_exponential_delay(500) == timedelta(seconds=1000)
+
+
+def test_the_overall_bucket_allows_a_burst_of_100_then_10_per_second():
+    bucket = Bucket()
+    waits = [bucket.reserve(T0) for _ in range(102)]
+    assert set(waits[:100]) == {timedelta(0)}
+    assert waits[100:] == [timedelta(milliseconds=100), timedelta(milliseconds=200)]
+    assert requeue_delay(0, Bucket(), T0) == timedelta(milliseconds=5)
+
+
+# --- determinism --------------------------------------------------------------------------------
+
+
+def test_a_faulted_history_replays_to_the_same_log():
+    lines = [node("a"), node("b"), fault(client="daemonset-controller", verb="create", kind="Pod", code=500, count=4), daemonset()]
+    first = [ev.encode(e) for e in replay(*lines).events]
+    second = [ev.encode(e) for e in replay(*lines).events]
+    assert first == second
+
+
+def test_a_snapshot_keeps_the_faults_and_the_workqueue_memory():
+    from engine.api.state import Cluster
+
+    engine = replay(node("n"), quota("daemonset-controller", 0), daemonset(), finish=False)
+    restored = Cluster.restore(engine.cluster.snapshot())
+    assert restored.faults == engine.cluster.faults
+    assert restored.failures == engine.cluster.failures
+    assert {o: (b.tokens, b.last) for o, b in restored.buckets.items()} == {o: (b.tokens, b.last) for o, b in engine.cluster.buckets.items()}
+
+
+def test_a_paced_sync_cut_by_its_client_bucket_does_not_forget_the_failures():
+    """With --pace real a sync's writes wait for their tokens: a sync cut there has not
+    succeeded, so the requeues keep doubling until one that does (one Forget, at the end)."""
+    from engine.loop import real_pacing
+
+    operations = parse_lines(
+        (i, json.dumps(line))
+        for i, line in enumerate([node("a"), node("b"), fault(client="daemonset-controller", verb="create", kind="Pod", code=500, until=at(3)), daemonset()], start=1)
+    )
+    engine = Engine(pacing=real_pacing())
+    engine.run(operations)
+    engine.finish()
+    failures = [e.failures for e in engine.events if isinstance(e, ev.SyncFailed)]
+    assert failures == list(range(1, len(failures) + 1)) and len(failures) >= 8
+    assert len([e for e in engine.events if isinstance(e, ev.FailuresForgotten)]) == 1
+    assert len(pods(engine)) == 2
+
+
+def _outcome(engine: Engine) -> list[tuple[Any, ...]]:
+    """What a converged cluster holds, without the names and times a replay generates."""
+    out: list[tuple[Any, ...]] = []
+    for p in pods(engine):
+        owner = next((f"{r.kind}/{r.name}" for r in p.metadata.owner_references if r.controller), "")
+        ready = any(c.type == "Ready" and c.status == "True" for c in p.status.conditions)
+        images = tuple(c.image for c in p.spec.containers)
+        # a daemon pod's node is the controller's choice; another pod's is the scheduler's, by
+        # the load when it came, which the fault's delays may change (no upstream guarantee)
+        where = p.spec.node_name if owner.startswith("DaemonSet/") else ""
+        out.append(("Pod", owner, where, images, p.status.phase, ready, p.metadata.deletion_timestamp is None))
+    for kind in ("DaemonSet", "StatefulSet", "Deployment", "ReplicaSet", "ControllerRevision", "PersistentVolumeClaim"):
+        for obj in engine.cluster.list(kind, None):
+            status = getattr(obj, "status", None)
+            counts = {k: v for k, v in (msgspec_builtins(status) or {}).items() if k not in ("conditions", "observedGeneration")}
+            out.append((kind, obj.metadata.namespace, obj.metadata.name, json.dumps(counts, sort_keys=True)))
+    return sorted(out, key=repr)
+
+
+def msgspec_builtins(value: Any) -> Any:
+    import msgspec
+
+    return msgspec.to_builtins(value) if value is not None else None
+
+
+@pytest.mark.parametrize("example", ["fluentd-daemonset.jsonl", "nginx-statefulset.jsonl", "web-app-deployment.jsonl"])
+@pytest.mark.parametrize("code", [403, 409, 500])
+def test_after_the_fault_window_the_cluster_is_what_it_would_have_been(example, code):
+    """Every workload controller's requests refused for the first 20 s after the first line:
+    once that is over and the requeues ran, the cluster holds what the same history without
+    the fault gives (pods per owner, a daemon pod's node, image, phase and readiness; workload
+    status counts)."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "examples" / example).read_text().splitlines()
+    first = next(i for i, raw in enumerate(text) if json.loads(raw).get("object", {}).get("kind") in ("DaemonSet", "StatefulSet", "Deployment"))
+    start = json.loads(text[first])["at"]
+    end = (datetime.fromisoformat(start.replace("Z", "+00:00")) + timedelta(seconds=20)).isoformat().replace("+00:00", "Z")
+    line = json.dumps({"at": start, "op": "api-fault", "code": code, "until": end})
+    plain = Engine()
+    plain.run(parse_lines(enumerate(text, start=1)))
+    plain.finish()
+    faulted = Engine()
+    faulted.run(parse_lines(enumerate([*text[:first], line, *text[first:]], start=1)))
+    faulted.finish()
+    assert any(isinstance(e, ev.RequestRefused) for e in faulted.events), "the fault refused nothing"
+    assert _outcome(faulted) == _outcome(plain)
+
+
+def test_update_pod_failure():
+    """UpdatePodFailure: a pod whose identity was changed (upstream renames it; here its
+    pod-name label is removed) is updated back; the update is refused once, so the sync fails
+    and the requeue restores it."""
+    engine = replay(node("n"), statefulset())
+    lines = [
+        fault(t=30, client="statefulset-controller", verb="update", kind="Pod", code=500, message="API server failed", count=1),
+        {"at": at(31), "op": "patch", "kind": "pod", "name": "foo-0", "json": [{"op": "remove", "path": "/metadata/labels/statefulset.kubernetes.io~1pod-name"}]},
+    ]
+    engine.run(parse_lines((30 + i, json.dumps(line)) for i, line in enumerate(lines)))
+    sync = first_sync(engine, "statefulset-controller")
+    assert [(e.verb, e.name) for e in refused(sync, "update")] == [("update", "foo-0")]
+    engine.finish()
+    pod = engine.cluster.get("Pod", "default", "foo-0")
+    assert pod is not None and pod.metadata.labels.get("statefulset.kubernetes.io/pod-name") == "foo-0"
+    assert_ready_and_scaled(engine)
+
+
+def test_a_run_stopped_at_its_settle_bound_names_the_syncs_that_keep_failing():
+    from replay.cli.verbs.replay import _failing
+
+    engine = replay(node("n"), quota("replicaset-controller", 1), replicaset(3), finish=False)
+    engine.finish(bound=T0 + timedelta(seconds=30))
+    assert [f for f in _failing(engine.cluster, None) if "replicaset-controller" in f] == [
+        f"replicaset-controller default/foo: {engine.cluster.failures[('replicaset-controller', 'default/foo')]} failed syncs in a row (requests refused), requeued with backoff"
+    ]
+
+
+def deployment(replicas: int = 2, t: float = 1) -> dict[str, Any]:
+    spec = {"replicas": replicas, "selector": {"matchLabels": LABELS}, "template": template()}
+    return {"at": at(t), "op": "apply", "object": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "foo", "namespace": "default"}, "spec": spec}}
+
+
+def test_a_refused_replicaset_create_marks_the_deployment_not_progressing():
+    """getNewReplicaSet: Progressing=False, ReplicaSetCreateError, `Failed to create new replica
+    set "NAME": ERROR`, and the Warning; once the create goes through the rollout completes."""
+    from replay.derived import derive_events
+
+    engine = replay(node("n"), fault(client="deployment-controller", verb="create", kind="rs", code=422, message="admission webhook denied the request", count=1), deployment(), finish=False)
+    d = engine.cluster.get("Deployment", "default", "foo")
+    first = [e for e in engine.events if isinstance(e, ev.StatusUpdated) and e.by == "deployment-controller"][0]
+    cond = next(c for c in first.object.status.conditions if c.type == "Progressing")
+    assert (cond.status, cond.reason) == ("False", "ReplicaSetCreateError")
+    assert cond.message.startswith('Failed to create new replica set "foo-') and cond.message.endswith('": admission webhook denied the request')
+    warnings = [(w["reason"], w["message"]) for w in derive_events(engine.events) if w["type"] == "Warning"]
+    assert warnings == [("ReplicaSetCreateError", cond.message)]
+    engine.finish()
+    d = engine.cluster.get("Deployment", "default", "foo")
+    assert d is not None and d.status.available_replicas == 2
+    assert next(c for c in d.status.conditions if c.type == "Progressing").reason == "NewReplicaSetAvailable"
