@@ -10,8 +10,8 @@ request meets, the Status a refused request carries, and the workqueue's
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from fractions import Fraction
 
+from engine.api.ratelimit import TokenBucket
 from engine.events import ApiFault
 
 # the clients a fault may name: kube-controller-manager's workload controllers, whose error
@@ -82,30 +82,13 @@ def item_exponential_delay(failures: int) -> timedelta:
     return min(ITEM_BASE_DELAY * (2**failures), ITEM_MAX_DELAY)
 
 
-class Bucket:
-    """BucketRateLimiter's `rate.Limiter` (10 qps, burst 100) as a fold over the requeues:
-    `reserve(now)` takes a token, which may be one in the future, and says how long to wait."""
-
-    __slots__ = ("last", "tokens")
-
-    def __init__(self, tokens: Fraction = Fraction(BUCKET_BURST), last: datetime | None = None) -> None:
-        self.tokens = tokens
-        self.last = last
-
-    def reserve(self, now: datetime) -> timedelta:
-        if self.last is not None and now > self.last:
-            elapsed = Fraction((now - self.last) // timedelta(microseconds=1), 1_000_000)
-            self.tokens = min(Fraction(BUCKET_BURST), self.tokens + elapsed * BUCKET_QPS)
-        if self.last is None or now > self.last:
-            self.last = now
-        self.tokens -= 1
-        if self.tokens >= 0:
-            return timedelta(0)
-        wait = -self.tokens / BUCKET_QPS
-        return timedelta(microseconds=-((-wait.numerator * 1_000_000) // wait.denominator))
+def overall_bucket() -> TokenBucket:
+    """BucketRateLimiter's `rate.Limiter` (10 qps, burst 100), kept as a fold over the
+    requeues (each SyncFailed reserves a token, which may be one in the future)."""
+    return TokenBucket(BUCKET_QPS, BUCKET_BURST)
 
 
-def requeue_delay(failures: int, bucket: Bucket, now: datetime) -> timedelta:
+def requeue_delay(failures: int, bucket: TokenBucket, now: datetime) -> timedelta:
     """MaxOfRateLimiter.When over the two limiters of DefaultControllerRateLimiter; `failures`
     is NumRequeues before this one. Reserves the bucket's token (the caller records it)."""
     return max(item_exponential_delay(failures), bucket.reserve(now))

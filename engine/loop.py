@@ -722,7 +722,7 @@ class SyncRun:
             )
             return
         bucket = cluster.buckets.get(name)
-        delay = faults.requeue_delay(failures, faults.Bucket(bucket.tokens, bucket.last) if bucket else faults.Bucket(), engine.now)
+        delay = faults.requeue_delay(failures, bucket.copy() if bucket else faults.overall_bucket(), engine.now)
         due = engine.now + delay
         audit = Audit(
             by=name,

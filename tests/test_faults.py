@@ -13,7 +13,7 @@ import pytest
 
 from engine import events as ev
 from engine.api.objects import DaemonSet, Pod, ReplicaSet, StatefulSet
-from engine.faults import Bucket, item_exponential_delay, requeue_delay
+from engine.faults import item_exponential_delay, overall_bucket, requeue_delay
 from engine.loop import Engine
 from replay.history import parse_lines
 
@@ -352,11 +352,11 @@ def test_item_exponential_failure_rate_limiter_doubles_from_5ms_to_1000s():
 
 
 def test_the_overall_bucket_allows_a_burst_of_100_then_10_per_second():
-    bucket = Bucket()
+    bucket = overall_bucket()
     waits = [bucket.reserve(T0) for _ in range(102)]
     assert set(waits[:100]) == {timedelta(0)}
     assert waits[100:] == [timedelta(milliseconds=100), timedelta(milliseconds=200)]
-    assert requeue_delay(0, Bucket(), T0) == timedelta(milliseconds=5)
+    assert requeue_delay(0, overall_bucket(), T0) == timedelta(milliseconds=5)
 
 
 # --- determinism --------------------------------------------------------------------------------

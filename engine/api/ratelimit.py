@@ -40,9 +40,18 @@ class TokenBucket:
     def next_token(self, now: datetime) -> datetime:
         """The first instant after `now` with a whole token (rounded up to the microsecond)."""
         self._refill(now)
-        wait = (1 - self.tokens) / self.qps
-        micros = -((-wait.numerator * 1_000_000) // wait.denominator)
-        return now + timedelta(microseconds=max(1, micros))
+        return now + timedelta(microseconds=max(1, _ceil_micros((1 - self.tokens) / self.qps)))
+
+    def reserve(self, now: datetime) -> timedelta:
+        """x/time/rate's `Reserve`: take a token at `now` even if it is not there yet (the
+        tokens go below zero) and say how long to wait for it (the workqueue's
+        BucketRateLimiter)."""
+        self._refill(now)
+        self.tokens -= 1
+        return timedelta(0) if self.tokens >= 0 else timedelta(microseconds=_ceil_micros(-self.tokens / self.qps))
+
+    def copy(self) -> TokenBucket:
+        return TokenBucket.restore(self.state())
 
     def spend(self, now: datetime) -> None:
         """A write went out at `now`: one token less (never below zero: writes made by an
@@ -64,3 +73,8 @@ class TokenBucket:
         bucket = cls(1, burst)
         bucket.qps, bucket.tokens, bucket.last = Fraction(qps), Fraction(tokens), last
         return bucket
+
+
+def _ceil_micros(seconds: Fraction) -> int:
+    """`seconds` in whole microseconds, rounded up."""
+    return -((-seconds.numerator * 1_000_000) // seconds.denominator)

@@ -28,7 +28,7 @@ from engine.api.objects import (
     kind_of,
 )
 from engine.api.ratelimit import TokenBucket
-from engine.faults import FAULTABLE_CLIENTS, Bucket, matches
+from engine.faults import FAULTABLE_CLIENTS, matches, overall_bucket
 
 ObjectKey = tuple[str, str, str]  # kind, namespace, name
 CRD = "CustomResourceDefinition"
@@ -76,10 +76,10 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     silent_nodes: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
     pace_buckets: list[tuple[str, str, int, str, datetime | None]] = msgspec.field(default_factory=list)
     # API faults (position, fault, requests left or 0 for no limit), the workqueues' failure
-    # counts (owner, key, failures) and rate-limit buckets (owner, tokens as n/d, last)
+    # counts (owner, key, failures) and overall rate-limit buckets (owner, TokenBucket.state())
     faults: list[tuple[int, ev.ApiFault, int, int]] = msgspec.field(default_factory=list)
     failures: list[tuple[str, str, int]] = msgspec.field(default_factory=list)
-    buckets: list[tuple[str, int, int, datetime]] = msgspec.field(default_factory=list)
+    buckets: list[tuple[str, str, int, str, datetime | None]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -130,9 +130,9 @@ class Cluster:
         # no limit; matching requests still let through before the first refusal)
         self.faults: dict[int, tuple[ev.ApiFault, int, int]] = {}
         # the workqueues' memory: (controller, key) -> failures since the last success, and
-        # each controller's overall rate-limit bucket (engine.faults.Bucket)
+        # each controller's overall rate-limit bucket (engine.faults.overall_bucket)
         self.failures: dict[tuple[str, str], int] = {}
-        self.buckets: dict[str, Bucket] = {}
+        self.buckets: dict[str, TokenBucket] = {}
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -222,11 +222,7 @@ class Cluster:
                 pace_buckets=[(name, *b.state()) for name, b in sorted(self.pace_buckets.items())],
                 faults=[(p, f, n, a) for p, (f, n, a) in sorted(self.faults.items())],
                 failures=sorted((o, k, n) for (o, k), n in self.failures.items()),
-                buckets=[
-                    (o, b.tokens.numerator, b.tokens.denominator, b.last)
-                    for o, b in sorted(self.buckets.items())
-                    if b.last is not None
-                ],
+                buckets=[(o, *b.state()) for o, b in sorted(self.buckets.items()) if b.last is not None],
             )
         )
 
@@ -254,7 +250,7 @@ class Cluster:
         cluster.pace_buckets = {name: TokenBucket.restore(rest) for name, *rest in snap.pace_buckets}  # type: ignore[arg-type]
         cluster.faults = {p: (f, n, a) for p, f, n, a in snap.faults}
         cluster.failures = {(o, k): n for o, k, n in snap.failures}
-        cluster.buckets = {o: Bucket(Fraction(n, d), last) for o, n, d, last in snap.buckets}
+        cluster.buckets = {o: TokenBucket.restore(rest) for o, *rest in snap.buckets}  # type: ignore[arg-type]
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -315,7 +311,7 @@ class Cluster:
                     self.faults[event.fault] = (fault, left - 1, 0)
         elif isinstance(event, ev.SyncFailed):
             self.failures[(event.owner, event.key)] = event.failures
-            self.buckets.setdefault(event.owner, Bucket()).reserve(event.at)
+            self.buckets.setdefault(event.owner, overall_bucket()).reserve(event.at)
         elif isinstance(event, ev.FailuresForgotten):
             self.failures.pop((event.owner, event.key), None)
         if self.faults:
