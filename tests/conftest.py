@@ -85,9 +85,11 @@ def debian_tool(binary: str, *packages: str) -> str:
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         pytest.fail(f"{binary} is not installed and this user cannot install it: run `apt-get install -y {wanted}` as root")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-qq", *(packages or (binary,))]
+    # another process (an xdist worker, a second test run) may hold dpkg's lock: wait for it
+    wait = ["-o", "DPkg::Lock::Timeout=600"]
+    install = ["apt-get", *wait, "install", "-y", "-qq", *(packages or (binary,))]
     if subprocess.run(install, env=env, capture_output=True).returncode != 0:
-        subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True)
+        subprocess.run(["apt-get", *wait, "update", "-qq"], env=env, capture_output=True)
         done = subprocess.run(install, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             pytest.fail(f"installing {binary} failed (apt-get install {wanted}):\n{done.stderr[-2000:]}")

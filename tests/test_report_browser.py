@@ -11,13 +11,12 @@ README's picture of the fluentd seed's rollout and undo.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import debian_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM_FLAGS = [
@@ -34,22 +33,7 @@ SCREENSHOT = ROOT / "docs" / "report-fluentd.png"
 
 def chromium() -> str:
     """/usr/bin/chromium, installed from Debian's packages if it is missing."""
-    found = shutil.which("chromium") or (os.path.exists("/usr/bin/chromium") and "/usr/bin/chromium")
-    if found:
-        return str(found)
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.fail("Chromium is not installed and this user cannot install it: run `apt-get install -y chromium chromium-driver` as root")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver"]
-    if subprocess.run(install, env=env, capture_output=True).returncode != 0:
-        subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True)
-        done = subprocess.run(install, env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            pytest.fail(f"installing Chromium failed (apt-get install chromium chromium-driver):\n{done.stderr[-2000:]}")
-    found = shutil.which("chromium")
-    if not found:
-        pytest.fail("apt-get installed chromium but no `chromium` is on PATH")
-    return found
+    return debian_tool("chromium", "chromium", "chromium-driver")
 
 
 def fluentd_report(directory: Path) -> Path:
