@@ -32,7 +32,7 @@ Deliberate differences from upstream:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from functools import cmp_to_key
 
@@ -50,7 +50,7 @@ from engine.api.objects import (
 from engine.api.pods import is_available, is_ready, ready_since
 from engine.api.selectors import Selector, SelectorError, from_label_selector
 from engine.api.state import Cluster
-from engine.controllers.ownership import claim, controller_ref, owner_ref_to
+from engine.controllers.ownership import IncrementalMismatch, claim, controller_ref, owner_ref_to
 
 NAME = "replicaset-controller"
 BURST_REPLICAS = 500  # mirrors BurstReplicas in replica_set.go
@@ -333,9 +333,21 @@ def _selecting(cluster: Cluster, pod: KubeObject) -> list[str]:
 
 
 class ReplicaSetController:
+    """`incremental` (the default) decides from a `ReplicaSetIndex` kept current by the events;
+    otherwise every sync is `reconcile_replicaset`, the full recomputation (the reference).
+    `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
+
     name = NAME
 
+    def __init__(self, incremental: bool = True, check: bool = False) -> None:
+        from engine.controllers.replicaset_index import ReplicaSetIndex
+
+        self.index = ReplicaSetIndex() if incremental or check else None
+        self.check = check
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if self.index is not None:
+            self.index.observe(event, cluster, before)
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, ReplicaSet):
@@ -354,7 +366,14 @@ class ReplicaSetController:
         rs = cluster.get("ReplicaSet", ns, name)
         if not isinstance(rs, ReplicaSet):
             return []
-        return reconcile_replicaset(rs, cluster, now)
+        if self.index is None:
+            return reconcile_replicaset(rs, cluster, now)
+        commands = self.index.sync(rs, cluster, now)
+        if self.check:
+            reference = reconcile_replicaset(rs, cluster, now)
+            if commands != reference:
+                raise IncrementalMismatch(key, now, commands, reference)
+        return commands
 
 
 def _pod_keys(pod: Pod, old: Pod | None, cluster: Cluster) -> list[str]:
@@ -406,19 +425,7 @@ def reconcile_replicaset(rs: ReplicaSet, cluster: Cluster, now: datetime) -> lis
     if rs.metadata.deletion_timestamp is None:
         commands += _manage_replicas(rs, active, cluster, now)
     status = calculate_status(rs, active, now)
-    if status != rs.status:
-        replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
-        commands.append(
-            cmd.UpdateStatus(
-                object=replace(rs, status=status),
-                reason="status",
-                message=(
-                    f"replicas {status.replicas} (desired {replicas}), fully labeled {status.fully_labeled_replicas}, "
-                    f"ready {status.ready_replicas}, available {status.available_replicas}, "
-                    f"observedGeneration {status.observed_generation}"
-                ),
-            )
-        )
+    commands += status_commands(rs, status)
     commands += _availability_timer(rs, active, status, now)
     return commands
 
@@ -438,16 +445,39 @@ def calculate_status(rs: ReplicaSet, active: Sequence[Pod], now: datetime) -> Re
             # a ready pod is available at once without minReadySeconds: skip is_available's re-check
             if min_ready == 0 or is_available(pod, min_ready, now):
                 available += 1
+    return status_of(rs, len(active), fully_labeled, ready, available)
+
+
+def status_of(rs: ReplicaSet, replicas: int, fully_labeled: int, ready: int, available: int) -> ReplicaSetStatus:
+    """calculateStatus' result from its counts (the incremental path keeps the counts)."""
     conditions = [c for c in rs.status.conditions if c.type != REPLICA_FAILURE]
     return replace(
         rs.status,
-        replicas=len(active),
+        replicas=replicas,
         fully_labeled_replicas=fully_labeled,
         ready_replicas=ready,
         available_replicas=available,
         observed_generation=rs.metadata.generation,
         conditions=conditions,
     )
+
+
+def status_commands(rs: ReplicaSet, status: ReplicaSetStatus) -> list[cmd.Command]:
+    """updateReplicaSetStatus: a write only when the status changed."""
+    if status == rs.status:
+        return []
+    replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
+    return [
+        cmd.UpdateStatus(
+            object=replace(rs, status=status),
+            reason="status",
+            message=(
+                f"replicas {status.replicas} (desired {replicas}), fully labeled {status.fully_labeled_replicas}, "
+                f"ready {status.ready_replicas}, available {status.available_replicas}, "
+                f"observedGeneration {status.observed_generation}"
+            ),
+        )
+    ]
 
 
 def slow_start_batches(count: int, initial: int = SLOW_START_INITIAL_BATCH_SIZE) -> list[int]:
@@ -486,37 +516,52 @@ def _manage_replicas(rs: ReplicaSet, active: list[Pod], cluster: Cluster, now: d
     replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
     diff = len(active) - replicas
     if diff < 0:
-        wanted = -diff
-        count = min(wanted, BURST_REPLICAS)
-        later = f"; {wanted - count} more in the next sync (burst {BURST_REPLICAS})" if wanted > count else ""
-        commands: list[cmd.Command] = []
-        for number, size in enumerate(slow_start_batches(count), start=1):
-            for _ in range(size):
-                commands.append(
-                    cmd.CreateObject(
-                        object=new_pod(rs),
-                        reason="too-few-replicas",
-                        message=(
-                            f"{len(active)} active pods of {replicas} desired: creating {count} "
-                            f"(slow-start batch #{number}, {size} pod{'s' if size != 1 else ''}){later}"
-                        ),
-                    )
-                )
-        return commands
+        return create_commands(rs, len(active))
     if diff > 0:
-        count = min(diff, BURST_REPLICAS)
-        later = f"; {diff - count} more in the next sync (burst {BURST_REPLICAS})" if diff > count else ""
-        related = related_pods(rs, cluster)
-        chosen = pods_to_delete(active, related, count, now)
-        return [
-            cmd.delete_of(
-                pod,
-                "too-many-replicas",
-                f"scale down from {len(active)} to {replicas}: {why} (ranked {i} of {len(active)}){later}",
-            )
-            for i, (pod, why) in enumerate(chosen, start=1)
-        ]
+        return delete_commands(rs, active, lambda: related_pods(rs, cluster), now)
     return []
+
+
+def create_commands(rs: ReplicaSet, active: int) -> list[cmd.Command]:
+    """manageReplicas with fewer than `spec.replicas` active pods: the slow-start creates."""
+    replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
+    wanted = replicas - active
+    count = min(wanted, BURST_REPLICAS)
+    later = f"; {wanted - count} more in the next sync (burst {BURST_REPLICAS})" if wanted > count else ""
+    commands: list[cmd.Command] = []
+    for number, size in enumerate(slow_start_batches(count), start=1):
+        for _ in range(size):
+            commands.append(
+                cmd.CreateObject(
+                    object=new_pod(rs),
+                    reason="too-few-replicas",
+                    message=(
+                        f"{active} active pods of {replicas} desired: creating {count} "
+                        f"(slow-start batch #{number}, {size} pod{'s' if size != 1 else ''}){later}"
+                    ),
+                )
+            )
+    return commands
+
+
+def delete_commands(
+    rs: ReplicaSet, active: list[Pod], related: Callable[[], Sequence[Pod]], now: datetime
+) -> list[cmd.Command]:
+    """manageReplicas with more than `spec.replicas` active pods (in name order): the deletes.
+    `related` gives getIndirectlyRelatedPods, read only when the pods must be ranked."""
+    replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
+    diff = len(active) - replicas
+    count = min(diff, BURST_REPLICAS)
+    later = f"; {diff - count} more in the next sync (burst {BURST_REPLICAS})" if diff > count else ""
+    chosen = pods_to_delete(active, related() if count < len(active) else (), count, now)
+    return [
+        cmd.delete_of(
+            pod,
+            "too-many-replicas",
+            f"scale down from {len(active)} to {replicas}: {why} (ranked {i} of {len(active)}){later}",
+        )
+        for i, (pod, why) in enumerate(chosen, start=1)
+    ]
 
 
 def related_pods(rs: ReplicaSet, cluster: Cluster) -> list[Pod]:
