@@ -345,6 +345,13 @@ class ReplicaSetController:
         self.index = ReplicaSetIndex() if incremental or check else None
         self.check = check
 
+    watches = frozenset({"ReplicaSet", "Pod"})  # the loop routes it these kinds' events alone
+
+    def forget(self) -> None:
+        """The loop's word that events were missed: the index starts over."""
+        if self.index is not None:
+            self.index.forget()
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if self.index is not None:
             self.index.observe(event, cluster, before)

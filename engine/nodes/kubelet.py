@@ -52,6 +52,8 @@ def _crash_looping(pod: Pod, failing: list[str]) -> list[dict]:
 class Kubelet:
     name = "kubelet"
 
+    watches = frozenset({"Pod", "KubeletConfigured"})  # the loop routes it these kinds' events alone
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.KubeletConfigured) and event.policy.mode != "recorded":
             # kubelets are back: bound pods nobody started, or whose readiness is still due

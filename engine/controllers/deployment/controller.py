@@ -42,6 +42,8 @@ def _key(obj: KubeObject) -> str:
 class DeploymentController:
     name = NAME
 
+    watches = frozenset({"Deployment", "ReplicaSet", "Pod"})  # the loop routes it these kinds' events alone
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
