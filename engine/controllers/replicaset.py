@@ -183,16 +183,41 @@ def _later_first(
 
 
 def sort_for_deletion(
-    pods: Sequence[Pod], ranks: Sequence[int], now: datetime | None, *, deletion_costs: bool = True
+    pods: Sequence[Pod],
+    ranks: Sequence[int],
+    now: datetime | None,
+    *,
+    deletion_costs: bool = True,
+    known: dict[str, tuple[Pod, _Own]] | None = None,
 ) -> list[tuple[Pod, int]]:
     """Pods in ActivePodsWithRanks order, the first to delete first; names break ties.
 
     The comparison is `compare_for_deletion`'s, on facts read once per pod rather than once per
     comparison (readiness, cost, restarts and log2 buckets are the cost of a large scale-down). It
     stays a comparison, not a key: rules 6 and 8 only decide when the times differ, so a pod's
-    place is not a function of its own facts alone.
+    place is not a function of its own facts alone. `known`: each pod's own facts (`own_facts`)
+    by name, as the caller already read them for that very pod object (the incremental index).
     """
-    facts = [(_deletion_facts(p, r, now, deletion_costs), p, r) for p, r in zip(pods, ranks, strict=True)]
+    buckets: dict[datetime, int] = {}  # pods share instants (a sync's creates, a wave's readiness)
+
+    def bucket(moment: datetime | None) -> int | None:
+        if now is None or moment is None:
+            return None
+        b = buckets.get(moment)
+        if b is None:
+            b = buckets[moment] = log_bucket(moment, now)
+        return b
+
+    facts = []
+    for pod, rank in zip(pods, ranks, strict=True):
+        seen = known.get(pod.metadata.name) if known is not None else None
+        own = seen[1] if seen is not None and seen[0] is pod else own_facts(pod)
+        assigned, phase, ready, cost, since, restarts, created, uid, name = own
+        fact: _Facts = (
+            assigned, phase, ready, cost if deletion_costs else 0, rank,
+            since, bucket(since), restarts, created, bucket(created), uid, name,
+        )
+        facts.append((fact, pod, rank))
     return [(p, r) for _, p, r in sorted(facts, key=cmp_to_key(_compare_facts))]
 
 
@@ -200,28 +225,46 @@ def sort_for_deletion(
 _Facts = tuple[
     bool, int, bool, int, int, "datetime | None", int | None, int, "datetime | None", int | None, str, str
 ]
+# what of them is the pod's own, whatever `now` and its rank: (assigned, phase ordinal, ready,
+# cost, ready since, restarts, created, uid, name)
+_Own = tuple[bool, int, bool, int, "datetime | None", int, "datetime | None", str, str]
+
+
+def own_facts(pod: Pod) -> _Own:
+    """The facts compare_for_deletion reads that depend on the pod alone (the ready time only
+    when it is ready), so that they can be read once per pod object."""
+    ready = is_ready(pod)
+    return (
+        bool(pod.spec.node_name),
+        PHASE_ORDINAL.get(pod.status.phase, 0),
+        ready,
+        deletion_cost(pod),
+        ready_since(pod) if ready else None,
+        max_container_restarts(pod),
+        pod.metadata.creation_timestamp,
+        pod.metadata.uid,
+        pod.metadata.name,
+    )
 
 
 def _deletion_facts(pod: Pod, rank: int, now: datetime | None, deletion_costs: bool) -> _Facts:
     """What compare_for_deletion looks at, read once: (assigned, phase ordinal, ready, cost, rank,
     ready since, its log2 bucket, restarts, created, its log2 bucket, uid, name). A bucket is None
     where _later_first compares times unscaled (no `now`, or no time)."""
-    ready = is_ready(pod)
-    since = ready_since(pod) if ready else None
-    created = pod.metadata.creation_timestamp
+    assigned, phase, ready, cost, since, restarts, created, uid, name = own_facts(pod)
     return (
-        bool(pod.spec.node_name),
-        PHASE_ORDINAL.get(pod.status.phase, 0),
+        assigned,
+        phase,
         ready,
-        deletion_cost(pod) if deletion_costs else 0,
+        cost if deletion_costs else 0,
         rank,
         since,
         log_bucket(since, now) if now is not None and since is not None else None,
-        max_container_restarts(pod),
+        restarts,
         created,
         log_bucket(created, now) if now is not None and created is not None else None,
-        pod.metadata.uid,
-        pod.metadata.name,
+        uid,
+        name,
     )
 
 
@@ -282,8 +325,22 @@ def pods_to_delete(
     """Mirrors getPodsToDelete: the first `diff` pods in deletion order, each with why it goes
     before the first pod that stays. Deleting them all needs no sort (upstream keeps list order)."""
     if diff >= len(pods):
+        return ranked_pods_to_delete(pods, lambda: (), diff, now)
+    return ranked_pods_to_delete(pods, lambda: ranks_by_related_pods(pods, related), diff, now)
+
+
+def ranked_pods_to_delete(
+    pods: Sequence[Pod],
+    ranks: Callable[[], Sequence[int]],
+    diff: int,
+    now: datetime | None,
+    known: dict[str, tuple[Pod, _Own]] | None = None,
+) -> list[tuple[Pod, str]]:
+    """`pods_to_delete` with the pods' ranks (getPodsRankedByRelatedPodsOnSameNode) given, read
+    only when the pods must be sorted, and the pods' own facts if the caller keeps them."""
+    if diff >= len(pods):
         return [(p, f"pod {p.metadata.name} goes with every other active pod") for p in pods[:diff]]
-    ranked = sort_for_deletion(pods, ranks_by_related_pods(pods, related), now)
+    ranked = sort_for_deletion(pods, ranks(), now, known=known)
     keep, keep_rank = ranked[diff]
     kept = keep.metadata.name
     out = []
@@ -525,7 +582,7 @@ def _manage_replicas(rs: ReplicaSet, active: list[Pod], cluster: Cluster, now: d
     if diff < 0:
         return create_commands(rs, len(active))
     if diff > 0:
-        return delete_commands(rs, active, lambda: related_pods(rs, cluster), now)
+        return delete_commands(rs, active, lambda: ranks_by_related_pods(active, related_pods(rs, cluster)), now)
     return []
 
 
@@ -552,15 +609,20 @@ def create_commands(rs: ReplicaSet, active: int) -> list[cmd.Command]:
 
 
 def delete_commands(
-    rs: ReplicaSet, active: list[Pod], related: Callable[[], Sequence[Pod]], now: datetime
+    rs: ReplicaSet,
+    active: list[Pod],
+    ranks: Callable[[], Sequence[int]],
+    now: datetime,
+    known: dict[str, tuple[Pod, _Own]] | None = None,
 ) -> list[cmd.Command]:
     """manageReplicas with more than `spec.replicas` active pods (in name order): the deletes.
-    `related` gives getIndirectlyRelatedPods, read only when the pods must be ranked."""
+    `ranks` gives each active pod's count of related pods on its node (from
+    getIndirectlyRelatedPods), read only when the pods must be sorted; `known` their own facts."""
     replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
     diff = len(active) - replicas
     count = min(diff, BURST_REPLICAS)
     later = f"; {diff - count} more in the next sync (burst {BURST_REPLICAS})" if diff > count else ""
-    chosen = pods_to_delete(active, related() if count < len(active) else (), count, now)
+    chosen = ranked_pods_to_delete(active, ranks, count, now, known)
     return [
         cmd.delete_of(
             pod,

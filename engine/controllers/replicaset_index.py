@@ -56,6 +56,9 @@ class _Entry:
         self.fully_labeled = 0
         self.ready = 0
         self.claims: set[str] = set()  # pods claimPods would adopt or release
+        # the active selected pods by node ("" unscheduled): the related pods a sibling ranks by
+        self.on_node: dict[str, set[str]] = {}
+        self.known: dict[str, tuple[Pod, r._Own]] = {}  # counted pods' own deletion facts
         ns = self.namespace
         self.dirty: set[str] = {name for (pns, name) in cluster.objects["Pod"] if pns == ns}
 
@@ -78,7 +81,14 @@ class _Entry:
         self.dirty.clear()
 
     def _drop(self, name: str) -> None:
-        self.selected.pop(name, None)
+        pod = self.selected.pop(name, None)
+        if pod is not None:
+            here = self.on_node.get(pod.spec.node_name)
+            if here is not None:
+                here.discard(name)
+                if not here:
+                    del self.on_node[pod.spec.node_name]
+        self.known.pop(name, None)
         self.claims.discard(name)
         share = self.counted.pop(name, None)
         if share is not None:
@@ -93,6 +103,8 @@ class _Entry:
             self.selected[name] = pod
         if not r.is_active(pod):
             return  # neither counted nor adopted nor released (the sync keeps active pods only)
+        if matches:
+            self.on_node.setdefault(pod.spec.node_name, set()).add(name)
         ref = controller_ref(pod)
         if ref is None:
             if matches:
@@ -104,6 +116,7 @@ class _Entry:
             self.claims.add(name)  # to release
             return
         share = (1 if self.labels <= pod.metadata.labels.items() else 0, 1 if is_ready(pod) else 0)
+        self.known[name] = (pod, r.own_facts(pod))
         self.counted[name] = share
         self.fully_labeled += share[0]
         self.ready += share[1]
@@ -160,28 +173,32 @@ class ReplicaSetIndex(EventIndex[_Entry]):
             commands = r.create_commands(rs, active)
         elif active > replicas:
             pods = [entry.selected[name] for name in sorted(entry.counted)]
-            commands = r.delete_commands(rs, pods, lambda: self.related_pods(rs, cluster), now)
+            commands = r.delete_commands(rs, pods, lambda: self.ranks(rs, pods, cluster), now, entry.known)
         # minReadySeconds is 0 here: every ready pod is available, and no availability timer
         status = r.status_of(rs, active, entry.fully_labeled, entry.ready, entry.ready)
         commands += r.status_commands(rs, status)
         return commands
 
-    def related_pods(self, rs: ReplicaSet, cluster: Cluster) -> list[Pod]:
-        """`replicaset.related_pods` from the siblings' entries: the pods any ReplicaSet with the
-        same controller selects."""
+    def ranks(self, rs: ReplicaSet, pods: list[Pod], cluster: Cluster) -> list[int]:
+        """`replicaset.ranks_by_related_pods(pods, related_pods(rs, cluster))` from the siblings'
+        entries: for each pod, the active pods on its node that any ReplicaSet with the same
+        controller selects (each once, however many select it)."""
         ref = controller_ref(rs)
-        if ref is None:
-            return []
-        seen: set[str] = set()
-        out: list[Pod] = []
-        for sibling in cluster.by_owner(ref.uid, "ReplicaSet"):
-            if not isinstance(sibling, ReplicaSet) or (s := controller_ref(sibling)) is None or s.uid != ref.uid:
-                continue
-            entry = self.entry(sibling, cluster)
-            if entry is None:
-                continue  # an invalid selector matches no pods
-            for pod in entry.selected.values():
-                if pod.metadata.uid not in seen:
-                    seen.add(pod.metadata.uid)
-                    out.append(pod)
+        siblings: list[_Entry] = []
+        if ref is not None:
+            for sibling in cluster.by_owner(ref.uid, "ReplicaSet"):
+                if not isinstance(sibling, ReplicaSet) or (c := controller_ref(sibling)) is None or c.uid != ref.uid:
+                    continue
+                entry = self.entry(sibling, cluster)
+                if entry is not None:  # an invalid selector matches no pods
+                    siblings.append(entry)
+        counts: dict[str, int] = {}
+        out = []
+        for pod in pods:
+            node = pod.spec.node_name
+            count = counts.get(node)
+            if count is None:
+                sets = [here for e in siblings if (here := e.on_node.get(node))]
+                count = counts[node] = len(sets[0]) if len(sets) == 1 else len(set().union(*sets))
+            out.append(count)
         return out
