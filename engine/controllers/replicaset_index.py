@@ -12,8 +12,8 @@ namespace against the selectors of the ReplicaSet's siblings (getIndirectlyRelat
 - the pods claimPods would adopt or release (active orphans it matches, active pods it controls
   that it no longer matches): while there is one, the sync is the full recomputation.
 
-Pod events mark names dirty in the entries of their namespace (`observe`); a sync refreshes only
-those, then decides exactly as `reconcile_replicaset` does (same commands, same order, same
+A pod event marks the pod's name dirty in the entries of its namespace that hold something about
+it or would now (`observe`); a sync refreshes only those, then decides exactly as `reconcile_replicaset` does (same commands, same order, same
 messages). A new selector or template labels rebuild the entry once (O(pods of the namespace)).
 What the index does not model falls back to the full recomputation for that sync:
 minReadySeconds > 0 (availability then moves with the clock), a ReplicaSet being deleted, a pod to
@@ -129,16 +129,24 @@ class ReplicaSetIndex(EventIndex[_Entry]):
         if not self.follows(event, cluster):
             return
         if isinstance(event, ev.ObjectEvent):
-            obj = event.object
-            if isinstance(obj, Pod):
-                self._pod_changed(obj.metadata.namespace, obj.metadata.name)
+            pod = event.object
+            if isinstance(pod, Pod):
+                meta = pod.metadata
+                ref = controller_ref(pod)
+                owner = ref.uid if ref is not None else None
+                for entry in self.entries.values():
+                    # what the entry holds about the pod, or would hold now
+                    if entry.namespace == meta.namespace and (
+                        meta.name in entry.selected
+                        or meta.name in entry.claims
+                        or owner == entry.uid
+                        or entry.selector.matches(meta.labels)
+                    ):
+                        entry.dirty.add(meta.name)
         elif isinstance(event, ev.ObjectDeleted) and event.kind == "Pod":
-            self._pod_changed(event.namespace, event.name)
-
-    def _pod_changed(self, namespace: str, name: str) -> None:
-        for entry in self.entries.values():
-            if entry.namespace == namespace:
-                entry.dirty.add(name)
+            for entry in self.entries.values():
+                if entry.namespace == event.namespace and (event.name in entry.selected or event.name in entry.claims):
+                    entry.dirty.add(event.name)
 
     def entry(self, rs: ReplicaSet, cluster: Cluster) -> _Entry | None:
         """`rs`'s entry, built or rebuilt if needed and refreshed; None if its selector is invalid."""
