@@ -49,8 +49,10 @@ class Controller(Protocol):
 
 # An actor may also declare `watches`: the routes (`route_of`) of the events its keys_for can
 # answer, so that the loop asks it about those alone; an actor without it is asked about every
-# event. An actor that keeps an index may declare `forget()`: the loop calls it when the cluster
-# moved without the loop (events it never routed), so that the index is built again.
+# event. An actor that keeps an index may declare `forget()`, which the loop calls when the
+# cluster moved without the loop (events it never routed), so that the index is built again, and
+# `caught_up(cluster)`, which the loop calls before each reconcile when it routed the actor
+# every event so far (the index then knows that the positions it did not see were not its kinds).
 
 
 def route_of(event: ev.Event) -> str:
@@ -194,10 +196,7 @@ class Engine:
         subject = ev.subject(event)
         before = self.cluster.get(*subject) if subject and subject[0] in self.cluster.objects else None
         if self.cluster.position != self.seen:
-            for actor in self.controllers:
-                forget = getattr(actor, "forget", None)
-                if forget is not None:
-                    forget()
+            self._forget()
         self.cluster.evolve(event)
         self.seen = event.position
         self.events.append(event)
@@ -214,6 +213,23 @@ class Engine:
                 for key in keys:
                     queue[key] = event.position
         return event
+
+    def _forget(self) -> None:
+        """The cluster moved without this loop: the actors' indexes start over."""
+        for actor in self.controllers:
+            forget = getattr(actor, "forget", None)
+            if forget is not None:
+                forget()
+        self.seen = self.cluster.position
+
+    def _reconcile(self, actor: Controller, key: str) -> Sequence[cmd.Command]:
+        assert self.now is not None
+        if self.cluster.position != self.seen:
+            self._forget()
+        caught_up = getattr(actor, "caught_up", None)
+        if caught_up is not None:
+            caught_up(self.cluster)
+        return actor.reconcile(key, self.cluster, self.now)
 
     def take_events(self) -> list[ev.Event]:
         out, self.events = self.events, []
@@ -266,8 +282,7 @@ class Engine:
                     self._paced(actor, work)
                     continue
                 for key, trigger in work:
-                    assert self.now is not None
-                    for command in actor.reconcile(key, self.cluster, self.now):
+                    for command in self._reconcile(actor, key):
                         self.execute(command, actor.name, trigger)
         raise LoopError(
             f"no rest after {MAX_PASSES_PER_INSTANT} passes at {self.now}: "
@@ -291,7 +306,7 @@ class Engine:
                 continue
             released.discard(key)
             previous: tuple[type, str] | None = None
-            for command in actor.reconcile(key, self.cluster, self.now):
+            for command in self._reconcile(actor, key):
                 if isinstance(command, API_WRITES):
                     # writes of one sync are sequential requests, except a batch of the same
                     # write to the same kind (slowStartBatch's parallel pod creates, deletes)

@@ -129,6 +129,11 @@ class DaemonSetController:
         if self.index is not None:
             self.index.forget()
 
+    def caught_up(self, cluster: Cluster) -> None:
+        """The loop's word that it routed here every event of the watched kinds so far."""
+        if self.index is not None:
+            self.index.caught_up(cluster)
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if self.index is not None:
             self.index.observe(event, cluster, before)

@@ -113,7 +113,8 @@ class EventIndex(Generic[E]):
     dropped when events may have been missed (another cluster, positions going back, or the
     loop's `forget`: the cluster moved without it), so that the next sync of each owner builds
     its entry again from the cluster. The loop routes an actor only the events of the kinds it
-    watches, so positions have gaps: the loop, not the index, knows when one was missed."""
+    watches, so positions have gaps: the loop, not the index, knows when one was missed, and
+    says `caught_up` before each sync when none was."""
 
     def __init__(self) -> None:
         self.entries: dict[str, E] = {}  # by owner key
@@ -131,6 +132,13 @@ class EventIndex(Generic[E]):
     def forget(self) -> None:
         """Drop every entry: events were missed."""
         self.entries.clear()
+
+    def caught_up(self, cluster: Cluster) -> None:
+        """The loop's word that every event of the watched kinds up to `cluster.position` was
+        observed (the others were not routed here): a sync may trust the entries. A sync that
+        finds the cluster past the last position observed or caught up to builds them again."""
+        if cluster is self.cluster:
+            self.position = cluster.position
 
 
 class IncrementalMismatch(AssertionError):

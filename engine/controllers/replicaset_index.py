@@ -158,10 +158,6 @@ class ReplicaSetIndex(EventIndex[_Entry]):
             except SelectorError:
                 self.entries.pop(key, None)
                 return None
-            if self.cluster is not cluster:
-                self.entries.clear()
-                self.cluster = cluster
-                self.position = cluster.position
             entry = self.entries[key] = _Entry(rs, selector, cluster)
         entry.refresh(cluster)
         return entry
@@ -171,6 +167,10 @@ class ReplicaSetIndex(EventIndex[_Entry]):
         if rs.metadata.deletion_timestamp is not None or rs.spec.min_ready_seconds > 0:
             self.entries.pop(f"{rs.metadata.namespace}/{rs.metadata.name}", None)
             return r.reconcile_replicaset(rs, cluster, now)
+        if cluster is not self.cluster or cluster.position != self.position:
+            # events were folded without being observed: start over
+            self.entries.clear()
+            self.cluster, self.position = cluster, cluster.position
         entry = self.entry(rs, cluster)
         if entry is None or entry.claims:
             return r.reconcile_replicaset(rs, cluster, now)
