@@ -32,7 +32,7 @@ def default_actors(check: bool | None = None) -> list:
         DaemonSetController(check=check),
         StatefulSetController(check=check),
         DeploymentController(),
-        ReplicaSetController(),
+        ReplicaSetController(check=check),
         VolumeBinder(),
         Scheduler(),
         Kubelet(),

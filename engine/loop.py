@@ -3,8 +3,9 @@
 After each accepted operation, every actor (controllers, garbage collector, scheduler, kubelets)
 runs until nothing is left to do at that virtual instant. An actor is a pure function of the
 cluster and `now` that returns commands; the loop carries them out through the API server, which
-records events; each event wakes the actors that watch it (their `keys_for`), with the event's
-position as the trigger of the next reconcile. Work is visited in a total order (actors in their
+records events; each event wakes the actors that watch it (those whose `watches` name its kind
+are asked, through their `keys_for`, which keys it wakes), with the event's position as the
+trigger of the next reconcile. Work is visited in a total order (actors in their
 fixed order, keys sorted), so the log never depends on hash seeds or timing.
 """
 
@@ -45,6 +46,24 @@ class Controller(Protocol):
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
         """Pure: what to do about `key`, as commands. A converged key yields []."""
         ...
+
+
+# An actor may also declare `watches`: the routes (`route_of`) of the events its keys_for can
+# answer, so that the loop asks it about those alone; an actor without it is asked about every
+# event. An actor that keeps an index may declare `forget()`, which the loop calls when the
+# cluster moved without the loop (events it never routed), so that the index is built again, and
+# `caught_up(cluster)`, which the loop calls before each reconcile when it routed the actor
+# every event so far (the index then knows that the positions it did not see were not its kinds).
+
+
+def route_of(event: ev.Event) -> str:
+    """Which actors an event goes to: the kind of the object it is about (created, changed or
+    deleted), else the event's own type name (`KubeletConfigured`, `TimerSet`, ...)."""
+    if isinstance(event, ev.ObjectEvent):
+        return kind_of(event.object)
+    if isinstance(event, ev.ObjectDeleted):
+        return event.kind
+    return type(event).__name__
 
 
 # the kube-controller-manager controllers `--pace real` paces (each has its own client, so its
@@ -106,6 +125,11 @@ class Engine:
         self.controllers = list(controllers)
         self.by_name = {c.name: c for c in self.controllers}
         self.dirty: dict[str, dict[str, int]] = {c.name: {} for c in self.controllers}
+        # route -> the actors that watch it, in their fixed order (filled as routes are met)
+        self.routes: dict[str, list[Controller]] = {}
+        # the cluster's position after the last event this engine emitted: an event that finds
+        # it elsewhere follows events the actors never saw
+        self.seen = self.cluster.position
         self.settle_limit = settle_limit
         # the release to imitate, recorded (ClusterConfigured) before this engine's first
         # operation if the cluster has another, or none (then the default); None: keep it
@@ -140,15 +164,41 @@ class Engine:
         event = event_type(position=self.cluster.position + 1, at=self.now, **fields)
         subject = ev.subject(event)
         before = self.cluster.get(*subject) if subject and subject[0] in self.cluster.objects else None
+        if self.cluster.position != self.seen:
+            self._forget()
         self.cluster.evolve(event)
+        self.seen = event.position
         self.events.append(event)
-        for actor in self.controllers:
+        route = route_of(event)
+        actors = self.routes.get(route)
+        if actors is None:
+            actors = self.routes[route] = [
+                a for a in self.controllers if (w := getattr(a, "watches", None)) is None or route in w
+            ]
+        for actor in actors:
             keys = actor.keys_for(event, self.cluster, before)
             if keys:
                 queue = self.dirty[actor.name]
                 for key in keys:
                     queue[key] = event.position
         return event
+
+    def _forget(self) -> None:
+        """The cluster moved without this loop: the actors' indexes start over."""
+        for actor in self.controllers:
+            forget = getattr(actor, "forget", None)
+            if forget is not None:
+                forget()
+        self.seen = self.cluster.position
+
+    def _reconcile(self, actor: Controller, key: str) -> Sequence[cmd.Command]:
+        assert self.now is not None
+        if self.cluster.position != self.seen:
+            self._forget()
+        caught_up = getattr(actor, "caught_up", None)
+        if caught_up is not None:
+            caught_up(self.cluster)
+        return actor.reconcile(key, self.cluster, self.now)
 
     def take_events(self) -> list[ev.Event]:
         out, self.events = self.events, []
@@ -203,7 +253,7 @@ class Engine:
                 for key, trigger in work:
                     assert self.now is not None
                     run = SyncRun(self, actor, key, trigger)
-                    for command in actor.reconcile(key, self.cluster, self.now):
+                    for command in self._reconcile(actor, key):
                         run.issue(command)
                     run.finish()
         raise LoopError(
@@ -235,7 +285,7 @@ class Engine:
             previous: tuple[type, str] | None = None
             run = SyncRun(self, actor, key, trigger)
             cut = False
-            for command in actor.reconcile(key, self.cluster, self.now):
+            for command in self._reconcile(actor, key):
                 if run.skips(command):  # a refused request ended the sync: never sent, never paced
                     run.issue(command)
                     continue

@@ -31,6 +31,9 @@ hold at each event are checked at each event's time:
 7. no ReplicaSet is created while the Deployment is paused (mirrors `sync`: getAllReplicaSets
    with createIfNotExisted false).
 
+Every ReplicaSet sync also runs both ways (`default_actors(check=True)`): the incremental decision
+from the ReplicaSet index and the full recomputation must agree, or `IncrementalMismatch` fails.
+
 Where upstream itself does not converge, the checks step aside and say so (`note`): a Deployment
 stuck in the scaling-event path (`stuck_in_scaling_event`), a Recreate rollout waiting for
 terminating old pods, and a Recreate Deployment that upstream's `deletePod` does not wake (resynced
@@ -294,7 +297,9 @@ def stuck_in_scaling_event(d: Deployment, rss: list[ReplicaSet]) -> str:
 
 
 def engine() -> Engine:
-    return Engine(controllers=default_actors())
+    # check=True: every ReplicaSet sync is decided both from the index and by the full
+    # recomputation, and IncrementalMismatch fails the example where they differ
+    return Engine(controllers=default_actors(check=True))
 
 
 def rollout_params(d: Deployment) -> tuple[int, str, int, int, int]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from engine import events as ev
 from engine import operations as op
 from engine.actors import default_actors
 from engine.api.objects import decode_object
@@ -143,3 +144,39 @@ def test_an_example_replays_to_the_same_log_with_incremental_and_reference_contr
         logs.append([msgspec.json.encode(e) for e in engine.take_events()])
     assert logs[0] == logs[1]
     assert logs[0], "the example wrote no events"
+
+
+def test_an_index_is_kept_across_events_of_kinds_its_controller_does_not_watch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop routes the DaemonSet controller Pod, Node, DaemonSet and ControllerRevision events
+    only; the kubelets' readiness timers in between are not missed events, so the entry is
+    built once for the whole rollout."""
+    from engine.controllers import daemonset_index
+
+    built = []
+    original = daemonset_index._Entry.__init__
+
+    def counting(self: object, *args: object) -> None:
+        built.append(self)
+        original(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(daemonset_index._Entry, "__init__", counting)
+    engine = Engine(controllers=default_actors(check=True))
+    engine.run([op.ConfigureKubelet(at=T0, policy=KubeletPolicy(ready_after_seconds=10))])
+    engine.run([node(f"n{i}", {"agent": "yes"}) for i in range(3)] + [daemonset(T0 + timedelta(seconds=1))])
+    engine.finish()
+    kinds = {type(e).__name__ for e in engine.take_events()}
+    assert {"TimerSet", "TimerFired"} <= kinds
+    assert len(built) == 1
+
+
+def test_an_index_starts_over_when_the_cluster_moved_without_the_loop() -> None:
+    engine = Engine(controllers=default_actors(check=True))
+    engine.run([op.ConfigureKubelet(at=T0, policy=KubeletPolicy(ready_after_seconds=0))])
+    engine.run([node(f"n{i}", {"agent": "yes"}) for i in range(2)] + [daemonset(T0 + timedelta(seconds=1))])
+    engine.finish()
+    controller = the(engine, DaemonSetController)
+    assert controller.index.entries  # type: ignore[attr-defined]
+    # an event folded into the cluster behind the loop's back
+    engine.cluster.evolve(ev.ClockAdvanced(position=engine.cluster.position + 1, at=T0 + timedelta(minutes=1), by="test", reason="test"))
+    engine.run([op.Advance(at=T0 + timedelta(minutes=2))])  # the loop's next event notices it
+    assert not controller.index.entries  # type: ignore[attr-defined]

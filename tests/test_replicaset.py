@@ -167,11 +167,17 @@ def bare_pod(name: str, **kw: Any) -> Pod:
 
 
 class _Quiet:
-    """Stands in for the ReplicaSet controller in the loop so its timers have an owner."""
+    """Stands in for the ReplicaSet controller in the loop so its timers have an owner; it wakes
+    nothing, but feeds the events to a checking controller's index, so that every `sync` below
+    decides both ways (incremental and full) and fails where they differ."""
 
     name = NAME
 
+    def __init__(self) -> None:
+        self.checking = ReplicaSetController(check=True)
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        self.checking.keys_for(event, cluster, before)
         return ()
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
@@ -216,7 +222,8 @@ class Manager:
     engine: Engine = field(init=False)
 
     def __post_init__(self) -> None:
-        self.engine = Engine(controllers=[_Quiet()])
+        self.quiet = _Quiet()
+        self.engine = Engine(controllers=[self.quiet])
         # upstream's tests fill informer caches directly: no namespace has to exist first
         self.engine.api.create_namespaces = True
         self.engine.run([op.Advance(at=self.now)])
@@ -275,7 +282,8 @@ class Manager:
 
     def sync(self, name: str = "foobar") -> Sync:
         """One syncReplicaSet: reconcile, then carry every command out as the fake pod control."""
-        commands = reconcile_replicaset(self.rs(name), self.cluster, self.now)
+        rs = self.rs(name)
+        commands = self.quiet.checking.reconcile(f"{rs.metadata.namespace}/{name}", self.cluster, self.now)
         for command in commands:
             self.engine.execute(command, NAME, 0)
             if isinstance(command, cmd.DeleteObject) and command.kind == "Pod":

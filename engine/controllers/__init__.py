@@ -8,9 +8,10 @@ hashes), `ownership` (controller references, adoption and release). Controllers 
 `engine.api`, `engine.scheduling`, the vocabulary and these helpers; never each other, the loop,
 the store or the node actors.
 
-`daemonset_index` and `statefulset_index` hold what those two controllers keep between syncs
-(pods by node or ordinal, per-node and per-ordinal verdicts, counters), fed by the events the
-controller watches, so a sync costs what changed; each imports only its own controller, whose
+`daemonset_index`, `statefulset_index` and `replicaset_index` hold what those controllers keep
+between syncs (pods by node, ordinal or selector, per-node and per-ordinal verdicts, counters),
+fed by the events the controller watches, so a sync costs what changed; each imports only its
+own controller, whose
 `reconcile_*` function stays the full recomputation the index is checked against
 (`check=True`, `$KREPLAY_CHECK_INCREMENTAL=1`).
 """

@@ -122,6 +122,18 @@ class DaemonSetController:
         self.index = DaemonSetIndex() if incremental or check else None
         self.check = check
 
+    watches = frozenset({"DaemonSet", "Node", "Pod", "ControllerRevision"})  # the loop routes it these kinds' events alone
+
+    def forget(self) -> None:
+        """The loop's word that events were missed: the index starts over."""
+        if self.index is not None:
+            self.index.forget()
+
+    def caught_up(self, cluster: Cluster) -> None:
+        """The loop's word that it routed here every event of the watched kinds so far."""
+        if self.index is not None:
+            self.index.caught_up(cluster)
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if self.index is not None:
             self.index.observe(event, cluster, before)

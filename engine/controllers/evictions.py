@@ -48,6 +48,8 @@ class PodGarbageCollector:
         # the module value is the command line's `--terminated-pod-gc-threshold`
         self.threshold = TERMINATED_POD_GC_THRESHOLD if terminated_pod_gc_threshold is None else terminated_pod_gc_threshold
 
+    watches = frozenset({"Node", "Pod"})  # the loop routes it these kinds' events alone
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectDeleted) and event.kind == "Node":
             return (QUARANTINE_PREFIX + event.name,) if cluster.pods_by_node.get(event.name) else ()
@@ -164,6 +166,8 @@ def _min_toleration(pod: Pod, node: Node) -> tuple[str | None, float | None]:
 
 class TaintEvictionController:
     name = "taint-eviction-controller"
+
+    watches = frozenset({"Node", "Pod"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectEvent):

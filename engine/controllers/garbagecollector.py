@@ -35,6 +35,8 @@ def _describe(obj: KubeObject) -> str:
 class GarbageCollector:
     name = "garbage-collector"
 
+    watches = None  # every event: any object may be an owner or a dependent
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         keys: list[str] = []
         if isinstance(event, ev.ObjectDeleted):

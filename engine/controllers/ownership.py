@@ -110,21 +110,35 @@ E = TypeVar("E")
 
 class EventIndex(Generic[E]):
     """What an incremental controller keeps from the events it sees: one entry per owner, all
-    dropped when an event was missed (another cluster, a gap in positions), so that the next
-    sync of each owner builds its entry again from the cluster."""
+    dropped when events may have been missed (another cluster, positions going back, or the
+    loop's `forget`: the cluster moved without it), so that the next sync of each owner builds
+    its entry again from the cluster. The loop routes an actor only the events of the kinds it
+    watches, so positions have gaps: the loop, not the index, knows when one was missed, and
+    says `caught_up` before each sync when none was."""
 
     def __init__(self) -> None:
         self.entries: dict[str, E] = {}  # by owner key
         self.cluster: Cluster | None = None
-        self.position = -1  # the last event observed, to notice one missed
+        self.position = -1  # the last event observed
 
     def follows(self, event: ev.Event, cluster: Cluster) -> bool:
         """Note that `event` was seen; whether there are entries it may make dirty."""
-        if cluster is not self.cluster or event.position != self.position + 1:
+        if cluster is not self.cluster or event.position <= self.position:
             self.entries.clear()
             self.cluster = cluster
         self.position = event.position
         return bool(self.entries)
+
+    def forget(self) -> None:
+        """Drop every entry: events were missed."""
+        self.entries.clear()
+
+    def caught_up(self, cluster: Cluster) -> None:
+        """The loop's word that every event of the watched kinds up to `cluster.position` was
+        observed (the others were not routed here): a sync may trust the entries. A sync that
+        finds the cluster past the last position observed or caught up to builds them again."""
+        if cluster is self.cluster:
+            self.position = cluster.position
 
 
 class IncrementalMismatch(AssertionError):

@@ -32,7 +32,7 @@ Deliberate differences from upstream:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from functools import cmp_to_key
 
@@ -51,7 +51,7 @@ from engine.api.objects import (
 from engine.api.pods import is_available, is_ready, ready_since
 from engine.api.selectors import Selector, SelectorError, from_label_selector
 from engine.api.state import Cluster
-from engine.controllers.ownership import claim, controller_ref, owner_ref_to
+from engine.controllers.ownership import IncrementalMismatch, claim, controller_ref, owner_ref_to
 
 NAME = "replicaset-controller"
 BURST_REPLICAS = 500  # mirrors BurstReplicas in replica_set.go
@@ -184,45 +184,150 @@ def _later_first(
 
 
 def sort_for_deletion(
-    pods: Sequence[Pod], ranks: Sequence[int], now: datetime | None, *, deletion_costs: bool = True
+    pods: Sequence[Pod],
+    ranks: Sequence[int],
+    now: datetime | None,
+    *,
+    deletion_costs: bool = True,
+    known: dict[str, tuple[Pod, _Own]] | None = None,
 ) -> list[tuple[Pod, int]]:
     """Pods in ActivePodsWithRanks order, the first to delete first; names break ties.
 
     The comparison is `compare_for_deletion`'s, on facts read once per pod rather than once per
     comparison (readiness, cost, restarts and log2 buckets are the cost of a large scale-down). It
     stays a comparison, not a key: rules 6 and 8 only decide when the times differ, so a pod's
-    place is not a function of its own facts alone.
+    place is not a function of its own facts alone. `known`: each pod's own facts (`own_facts`)
+    by name, as the caller already read them for that very pod object (the incremental index).
     """
-    facts = [(_deletion_facts(p, r, now, deletion_costs), p, r) for p, r in zip(pods, ranks, strict=True)]
+    buckets: dict[datetime, int] = {}  # pods share instants (a sync's creates, a wave's readiness)
+
+    def bucket(moment: datetime | None) -> int | None:
+        if now is None or moment is None:
+            return None
+        b = buckets.get(moment)
+        if b is None:
+            b = buckets[moment] = log_bucket(moment, now)
+        return b
+
+    facts = []
+    for pod, rank in zip(pods, ranks, strict=True):
+        seen = known.get(pod.metadata.name) if known is not None else None
+        own = seen[1] if seen is not None and seen[0] is pod else own_facts(pod)
+        assigned, phase, ready, cost, since, restarts, created, uid, name = own
+        fact: _Facts = (
+            assigned, phase, ready, cost if deletion_costs else 0, rank,
+            since, bucket(since), restarts, created, bucket(created), uid, name,
+        )
+        facts.append((fact, pod, rank))
+    keys = deletion_keys([f for f, _, _ in facts]) if now is not None else None
+    if keys is not None:
+        order = sorted(range(len(facts)), key=keys.__getitem__)
+        return [(facts[i][1], facts[i][2]) for i in order]
     return [(p, r) for _, p, r in sorted(facts, key=cmp_to_key(_compare_facts))]
+
+
+def deletion_keys(facts: Sequence[_Facts]) -> list[tuple] | None:
+    """A key per pod whose order is exactly `_compare_facts`' on these pods, or None where that
+    comparison is not a total order on them.
+
+    Rules 6 and 8 compare two pods in one log2 bucket by uid when their times differ and go on to
+    the next rules when the times are equal; among pods of one bucket where some share a time
+    and others do not, three pods can go round in a circle, and what a sort makes of that
+    depends on every pod it is given. Where every bucket holds either one time or only distinct
+    times, the comparison is the order of this key: rules 1-5 as they are, then per bucket
+    (None, an unknown time, first) either (uid, name) or the next rules. Only with `now` (log
+    buckets); tests/test_replicaset_index.py checks the claim against `sorted` itself.
+    """
+    # (rules 1-5, ready) -> bucket class -> the times seen; a class is usable when it holds one
+    # time, or as many times as pods
+    def classes(time_at: int, bucket_at: int, group: Callable[[_Facts], tuple], members: Sequence[_Facts]) -> dict | None:
+        seen: dict[tuple, list] = {}
+        for f in members:
+            b = (0,) if f[time_at] is None else (1, f[bucket_at])
+            seen.setdefault((*group(f), b), []).append(f[time_at])
+        verdict = {}
+        for cls, times in seen.items():
+            distinct = len(set(times))
+            if distinct == 1:
+                verdict[cls] = False  # one time: the next rules decide
+            elif distinct == len(times):
+                verdict[cls] = True  # all distinct: uid decides
+            else:
+                return None
+        return verdict
+
+    def head(f: _Facts) -> tuple:
+        return (f[0], f[1], f[2], f[3], -f[4])
+
+    six = classes(5, 6, head, [f for f in facts if f[2]])
+    if six is None:
+        return None
+    # rule 8 among the pods that reach it: not ready, or ready in a one-time class of rule 6
+    def b6(f: _Facts) -> tuple:
+        return (0,) if f[5] is None else (1, f[6])
+
+    def before8(f: _Facts) -> tuple:
+        return (*head(f), *((b6(f),) if f[2] else ()), -f[7])
+
+    reach8 = [f for f in facts if not f[2] or not six[(*head(f), b6(f))]]
+    eight = classes(8, 9, before8, reach8)
+    if eight is None:
+        return None
+    keys = []
+    for f in facts:
+        if f[2] and six[(*head(f), b6(f))]:
+            keys.append((*head(f), b6(f), f[10], f[11]))
+            continue
+        b8 = (0,) if f[8] is None else (1, f[9])
+        tail = (f[10], f[11]) if eight[(*before8(f), b8)] else (f[11],)
+        keys.append((*before8(f), b8, *tail))
+    return keys
 
 
 # the facts compare_for_deletion reads, in the order of its rules (see _deletion_facts)
 _Facts = tuple[
     bool, int, bool, int, int, "datetime | None", int | None, int, "datetime | None", int | None, str, str
 ]
+# what of them is the pod's own, whatever `now` and its rank: (assigned, phase ordinal, ready,
+# cost, ready since, restarts, created, uid, name)
+_Own = tuple[bool, int, bool, int, "datetime | None", int, "datetime | None", str, str]
+
+
+def own_facts(pod: Pod) -> _Own:
+    """The facts compare_for_deletion reads that depend on the pod alone (the ready time only
+    when it is ready), so that they can be read once per pod object."""
+    ready = is_ready(pod)
+    return (
+        bool(pod.spec.node_name),
+        PHASE_ORDINAL.get(pod.status.phase, 0),
+        ready,
+        deletion_cost(pod),
+        ready_since(pod) if ready else None,
+        max_container_restarts(pod),
+        pod.metadata.creation_timestamp,
+        pod.metadata.uid,
+        pod.metadata.name,
+    )
 
 
 def _deletion_facts(pod: Pod, rank: int, now: datetime | None, deletion_costs: bool) -> _Facts:
     """What compare_for_deletion looks at, read once: (assigned, phase ordinal, ready, cost, rank,
     ready since, its log2 bucket, restarts, created, its log2 bucket, uid, name). A bucket is None
     where _later_first compares times unscaled (no `now`, or no time)."""
-    ready = is_ready(pod)
-    since = ready_since(pod) if ready else None
-    created = pod.metadata.creation_timestamp
+    assigned, phase, ready, cost, since, restarts, created, uid, name = own_facts(pod)
     return (
-        bool(pod.spec.node_name),
-        PHASE_ORDINAL.get(pod.status.phase, 0),
+        assigned,
+        phase,
         ready,
-        deletion_cost(pod) if deletion_costs else 0,
+        cost if deletion_costs else 0,
         rank,
         since,
         log_bucket(since, now) if now is not None and since is not None else None,
-        max_container_restarts(pod),
+        restarts,
         created,
         log_bucket(created, now) if now is not None and created is not None else None,
-        pod.metadata.uid,
-        pod.metadata.name,
+        uid,
+        name,
     )
 
 
@@ -283,8 +388,22 @@ def pods_to_delete(
     """Mirrors getPodsToDelete: the first `diff` pods in deletion order, each with why it goes
     before the first pod that stays. Deleting them all needs no sort (upstream keeps list order)."""
     if diff >= len(pods):
+        return ranked_pods_to_delete(pods, lambda: (), diff, now)
+    return ranked_pods_to_delete(pods, lambda: ranks_by_related_pods(pods, related), diff, now)
+
+
+def ranked_pods_to_delete(
+    pods: Sequence[Pod],
+    ranks: Callable[[], Sequence[int]],
+    diff: int,
+    now: datetime | None,
+    known: dict[str, tuple[Pod, _Own]] | None = None,
+) -> list[tuple[Pod, str]]:
+    """`pods_to_delete` with the pods' ranks (getPodsRankedByRelatedPodsOnSameNode) given, read
+    only when the pods must be sorted, and the pods' own facts if the caller keeps them."""
+    if diff >= len(pods):
         return [(p, f"pod {p.metadata.name} goes with every other active pod") for p in pods[:diff]]
-    ranked = sort_for_deletion(pods, ranks_by_related_pods(pods, related), now)
+    ranked = sort_for_deletion(pods, ranks(), now, known=known)
     keep, keep_rank = ranked[diff]
     kept = keep.metadata.name
     out = []
@@ -334,9 +453,33 @@ def _selecting(cluster: Cluster, pod: KubeObject) -> list[str]:
 
 
 class ReplicaSetController:
+    """`incremental` (the default) decides from a `ReplicaSetIndex` kept current by the events;
+    otherwise every sync is `reconcile_replicaset`, the full recomputation (the reference).
+    `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
+
     name = NAME
 
+    def __init__(self, incremental: bool = True, check: bool = False) -> None:
+        from engine.controllers.replicaset_index import ReplicaSetIndex
+
+        self.index = ReplicaSetIndex() if incremental or check else None
+        self.check = check
+
+    watches = frozenset({"ReplicaSet", "Pod"})  # the loop routes it these kinds' events alone
+
+    def forget(self) -> None:
+        """The loop's word that events were missed: the index starts over."""
+        if self.index is not None:
+            self.index.forget()
+
+    def caught_up(self, cluster: Cluster) -> None:
+        """The loop's word that it routed here every event of the watched kinds so far."""
+        if self.index is not None:
+            self.index.caught_up(cluster)
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if self.index is not None:
+            self.index.observe(event, cluster, before)
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, ReplicaSet):
@@ -371,7 +514,14 @@ class ReplicaSetController:
         rs = cluster.get("ReplicaSet", ns, name)
         if not isinstance(rs, ReplicaSet):
             return []
-        return reconcile_replicaset(rs, cluster, now)
+        if self.index is None:
+            return reconcile_replicaset(rs, cluster, now)
+        commands = self.index.sync(rs, cluster, now)
+        if self.check:
+            reference = reconcile_replicaset(rs, cluster, now)
+            if commands != reference:
+                raise IncrementalMismatch(key, now, commands, reference)
+        return commands
 
 
 def replica_failure_status(rs: ReplicaSet, status: ReplicaSetStatus, error: str, now: datetime) -> ReplicaSetStatus:
@@ -436,19 +586,7 @@ def reconcile_replicaset(rs: ReplicaSet, cluster: Cluster, now: datetime) -> lis
     if rs.metadata.deletion_timestamp is None:
         commands += _manage_replicas(rs, active, cluster, now)
     status = calculate_status(rs, active, now)
-    if status != rs.status:
-        replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
-        commands.append(
-            cmd.UpdateStatus(
-                object=replace(rs, status=status),
-                reason="status",
-                message=(
-                    f"replicas {status.replicas} (desired {replicas}), fully labeled {status.fully_labeled_replicas}, "
-                    f"ready {status.ready_replicas}, available {status.available_replicas}, "
-                    f"observedGeneration {status.observed_generation}"
-                ),
-            )
-        )
+    commands += status_commands(rs, status)
     commands += _availability_timer(rs, active, status, now)
     return commands
 
@@ -468,16 +606,39 @@ def calculate_status(rs: ReplicaSet, active: Sequence[Pod], now: datetime) -> Re
             # a ready pod is available at once without minReadySeconds: skip is_available's re-check
             if min_ready == 0 or is_available(pod, min_ready, now):
                 available += 1
+    return status_of(rs, len(active), fully_labeled, ready, available)
+
+
+def status_of(rs: ReplicaSet, replicas: int, fully_labeled: int, ready: int, available: int) -> ReplicaSetStatus:
+    """calculateStatus' result from its counts (the incremental path keeps the counts)."""
     conditions = [c for c in rs.status.conditions if c.type != REPLICA_FAILURE]
     return replace(
         rs.status,
-        replicas=len(active),
+        replicas=replicas,
         fully_labeled_replicas=fully_labeled,
         ready_replicas=ready,
         available_replicas=available,
         observed_generation=rs.metadata.generation,
         conditions=conditions,
     )
+
+
+def status_commands(rs: ReplicaSet, status: ReplicaSetStatus) -> list[cmd.Command]:
+    """updateReplicaSetStatus: a write only when the status changed."""
+    if status == rs.status:
+        return []
+    replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
+    return [
+        cmd.UpdateStatus(
+            object=replace(rs, status=status),
+            reason="status",
+            message=(
+                f"replicas {status.replicas} (desired {replicas}), fully labeled {status.fully_labeled_replicas}, "
+                f"ready {status.ready_replicas}, available {status.available_replicas}, "
+                f"observedGeneration {status.observed_generation}"
+            ),
+        )
+    ]
 
 
 def slow_start_batches(count: int, initial: int = SLOW_START_INITIAL_BATCH_SIZE) -> list[int]:
@@ -516,39 +677,59 @@ def _manage_replicas(rs: ReplicaSet, active: list[Pod], cluster: Cluster, now: d
     replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
     diff = len(active) - replicas
     if diff < 0:
-        wanted = -diff
-        count = min(wanted, BURST_REPLICAS)
-        later = f"; {wanted - count} more in the next sync (burst {BURST_REPLICAS})" if wanted > count else ""
-        commands: list[cmd.Command] = []
-        for number, size in enumerate(slow_start_batches(count), start=1):
-            for _ in range(size):
-                commands.append(
-                    cmd.CreateObject(
-                        object=new_pod(rs),
-                        reason="too-few-replicas",
-                        message=(
-                            f"{len(active)} active pods of {replicas} desired: creating {count} "
-                            f"(slow-start batch #{number}, {size} pod{'s' if size != 1 else ''}){later}"
-                        ),
-                        group=number,  # slowStartBatch: a batch in parallel, none after a failed one
-                    )
-                )
-        return commands
+        return create_commands(rs, len(active))
     if diff > 0:
-        count = min(diff, BURST_REPLICAS)
-        later = f"; {diff - count} more in the next sync (burst {BURST_REPLICAS})" if diff > count else ""
-        related = related_pods(rs, cluster)
-        chosen = pods_to_delete(active, related, count, now)
-        return [
-            cmd.delete_of(
-                pod,
-                "too-many-replicas",
-                f"scale down from {len(active)} to {replicas}: {why} (ranked {i} of {len(active)}){later}",
-                group=1,  # the deletes go out in parallel, whichever fails
-            )
-            for i, (pod, why) in enumerate(chosen, start=1)
-        ]
+        return delete_commands(rs, active, lambda: ranks_by_related_pods(active, related_pods(rs, cluster)), now)
     return []
+
+
+def create_commands(rs: ReplicaSet, active: int) -> list[cmd.Command]:
+    """manageReplicas with fewer than `spec.replicas` active pods: the slow-start creates."""
+    replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
+    wanted = replicas - active
+    count = min(wanted, BURST_REPLICAS)
+    later = f"; {wanted - count} more in the next sync (burst {BURST_REPLICAS})" if wanted > count else ""
+    commands: list[cmd.Command] = []
+    for number, size in enumerate(slow_start_batches(count), start=1):
+        for _ in range(size):
+            commands.append(
+                cmd.CreateObject(
+                    object=new_pod(rs),
+                    reason="too-few-replicas",
+                    message=(
+                        f"{active} active pods of {replicas} desired: creating {count} "
+                        f"(slow-start batch #{number}, {size} pod{'s' if size != 1 else ''}){later}"
+                    ),
+                    group=number,  # slowStartBatch: a batch in parallel, none after a failed one
+                )
+            )
+    return commands
+
+
+def delete_commands(
+    rs: ReplicaSet,
+    active: list[Pod],
+    ranks: Callable[[], Sequence[int]],
+    now: datetime,
+    known: dict[str, tuple[Pod, _Own]] | None = None,
+) -> list[cmd.Command]:
+    """manageReplicas with more than `spec.replicas` active pods (in name order): the deletes.
+    `ranks` gives each active pod's count of related pods on its node (from
+    getIndirectlyRelatedPods), read only when the pods must be sorted; `known` their own facts."""
+    replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
+    diff = len(active) - replicas
+    count = min(diff, BURST_REPLICAS)
+    later = f"; {diff - count} more in the next sync (burst {BURST_REPLICAS})" if diff > count else ""
+    chosen = ranked_pods_to_delete(active, ranks, count, now, known)
+    return [
+        cmd.delete_of(
+            pod,
+            "too-many-replicas",
+            f"scale down from {len(active)} to {replicas}: {why} (ranked {i} of {len(active)}){later}",
+            group=1,  # the deletes go out in parallel, whichever fails
+        )
+        for i, (pod, why) in enumerate(chosen, start=1)
+    ]
 
 
 def related_pods(rs: ReplicaSet, cluster: Cluster) -> list[Pod]:

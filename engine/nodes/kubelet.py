@@ -70,6 +70,8 @@ def _marked_not_ready(pod: Pod) -> bool:
 class Kubelet:
     name = "kubelet"
 
+    watches = frozenset({"Pod", "KubeletConfigured"})  # the loop routes it these kinds' events alone
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.KubeletConfigured) and event.policy.mode == "recorded":
             # stopAfter applies in both modes: terminating pods are looked at under the new one

@@ -31,6 +31,8 @@ NAME = "persistentvolume-binder"
 class VolumeBinder:
     name = NAME
 
+    watches = frozenset({"PersistentVolumeClaim"})  # the loop routes it these kinds' events alone
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectCreated) and isinstance(event.object, PersistentVolumeClaim):
             return (f"{event.object.metadata.namespace}/{event.object.metadata.name}",)

@@ -93,8 +93,23 @@ _LABEL_KEY_MSG = (
 )
 
 
+# label keys found valid: every pod a controller creates repeats its template's keys and its
+# tolerations' (a pure check, so the answer is kept; bounded, so hostile input cannot grow it)
+_VALID_QUALIFIED_NAMES: set[str] = set()
+_VALID_QUALIFIED_NAMES_MAX = 4096
+
+
 def qualified_name(value: str) -> list[str]:
     # mirrors content.IsLabelKey (validation.IsQualifiedName)
+    if value in _VALID_QUALIFIED_NAMES:
+        return []
+    errs = _qualified_name(value)
+    if not errs and len(_VALID_QUALIFIED_NAMES) < _VALID_QUALIFIED_NAMES_MAX:
+        _VALID_QUALIFIED_NAMES.add(value)
+    return errs
+
+
+def _qualified_name(value: str) -> list[str]:
     errs: list[str] = []
     parts = value.split("/")
     if len(parts) > 2:

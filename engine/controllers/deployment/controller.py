@@ -64,6 +64,8 @@ class DeploymentController:
             return []
         return [cmd.UpdateStatus(object=replace(d, status=status), reason="status", message=f"Progressing=False {FAILED_RS_CREATE_REASON}: {message}")]
 
+    watches = frozenset({"Deployment", "ReplicaSet", "Pod"})  # the loop routes it these kinds' events alone
+
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
@@ -150,9 +152,26 @@ def _pod_deleted_keys(event: ev.ObjectDeleted, cluster: Cluster) -> list[str]:
         return []
     selector = from_label_selector(d.spec.selector)
     owned = [r for r in cluster.by_owner(d.metadata.uid, "ReplicaSet") if isinstance(r, ReplicaSet)]
-    if any(_pods_of(cluster, r, selector) for r in owned):
+    # the first pod left answers: a Recreate scale-down deletes every old pod, one event each,
+    # and listing them all on each would make it quadratic
+    if any(_has_pods(cluster, r, selector) for r in owned):
         return []
     return [_key(d)]
+
+
+def _has_pods(cluster: Cluster, rs: ReplicaSet, selector: object) -> bool:
+    """Whether `_pods_of(cluster, rs, selector)` is not empty, stopping at the first pod."""
+    uid = rs.metadata.uid
+    for key in cluster.dependents_of_kind.get((uid, "Pod"), ()):
+        p = cluster.get(*key)
+        if (
+            isinstance(p, Pod)
+            and (ref := controller_ref(p)) is not None
+            and ref.uid == uid
+            and selector.matches(p.metadata.labels)  # type: ignore[attr-defined]
+        ):
+            return True
+    return False
 
 
 def _pods_of(cluster: Cluster, rs: ReplicaSet, selector: object) -> list[Pod]:
