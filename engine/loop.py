@@ -11,6 +11,7 @@ fixed order, keys sorted), so the log never depends on hash seeds or timing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -127,6 +128,9 @@ class Engine:
         self.dirty: dict[str, dict[str, int]] = {c.name: {} for c in self.controllers}
         # route -> the actors that watch it, in their fixed order (filled as routes are met)
         self.routes: dict[str, list[Controller]] = {}
+        # check mode ($KREPLAY_CHECK_INCREMENTAL=1): every actor is asked about every event too,
+        # and one that has keys for an event its `watches` leaves out is an error
+        self.check_routes = os.environ.get("KREPLAY_CHECK_INCREMENTAL") == "1"
         # the cluster's position after the last event this engine emitted: an event that finds
         # it elsewhere follows events the actors never saw
         self.seen = self.cluster.position
@@ -175,6 +179,8 @@ class Engine:
             actors = self.routes[route] = [
                 a for a in self.controllers if (w := getattr(a, "watches", None)) is None or route in w
             ]
+        if self.check_routes:
+            self._check_route(event, route, actors, before)
         for actor in actors:
             keys = actor.keys_for(event, self.cluster, before)
             if keys:
@@ -199,6 +205,15 @@ class Engine:
         if caught_up is not None:
             caught_up(self.cluster)
         return actor.reconcile(key, self.cluster, self.now)
+    def _check_route(self, event: ev.Event, route: str, actors: list[Controller], before: KubeObject | None) -> None:
+        """Check mode: an actor the route leaves out must have nothing to do about the event
+        (its `watches` is missing a kind its keys_for answers)."""
+        for actor in self.controllers:
+            if actor not in actors and list(actor.keys_for(event, self.cluster, before) or ()):
+                raise AssertionError(
+                    f"{actor.name} has keys for {type(event).__name__} #{event.position} (route {route!r}) "
+                    f"but does not watch it: add {route!r} to its `watches`"
+                )
 
     def take_events(self) -> list[ev.Event]:
         out, self.events = self.events, []

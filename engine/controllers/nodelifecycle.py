@@ -145,7 +145,7 @@ def _shown(taints: Iterable[Taint]) -> str:
 class NodeLifecycleController:
     name = "node-lifecycle-controller"
 
-    watches = frozenset({"Node"})  # the loop routes it these kinds' events alone
+    watches = frozenset({"Node", "NodeHeartbeatsStopped", "TimerFired"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.NodeHeartbeatsStopped):

@@ -70,7 +70,7 @@ def _marked_not_ready(pod: Pod) -> bool:
 class Kubelet:
     name = "kubelet"
 
-    watches = frozenset({"Pod", "KubeletConfigured"})  # the loop routes it these kinds' events alone
+    watches = frozenset({"Pod", "Node", "KubeletConfigured", "NodeHeartbeatsResumed"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.KubeletConfigured) and event.policy.mode == "recorded":

@@ -102,7 +102,7 @@ def stated_reasons(pod: Pod) -> set[str] | None:
 class Scheduler:
     name = "default-scheduler"
 
-    watches = frozenset({"Pod", "Node"})  # the loop routes it these kinds' events alone
+    watches = frozenset({"Pod", "Node", "PersistentVolumeClaim"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.ObjectEvent):
