@@ -30,7 +30,7 @@ import msgspec
 from engine import events as ev
 from engine.api.names import CLUSTER_STREAM, stream_id
 from engine.api.state import Cluster
-from engine.store import chain
+from engine.store import chain, index
 from engine.store.backends import FORMAT, Backend, NewRow, open_backend
 from engine.store.errors import (
     CipherError,
@@ -49,9 +49,12 @@ _CIPHER_CHECK = b"kreplay cipher check"
 # Snapshots of the cluster: one when the log has grown by max(SNAPSHOT_MIN_EVENTS, objects)
 # since the last (so writing them costs about as much as folding the events between them, and
 # a read folds at most that many), at most MAX_SNAPSHOTS kept, thinned so they stay spread
-# over the log for time travel.
+# over the log for time travel. Up to about MAX_SNAPSHOTS * 10,000 events every one is kept,
+# so time travel anywhere folds at most one interval: a snapshot is the cluster compressed,
+# ~5% of the events between two (measured: 0.9 MB per 10,000 events of 1.9 KB on a
+# 10,000-pod Deployment).
 SNAPSHOT_MIN_EVENTS = 10_000
-MAX_SNAPSHOTS = 8
+MAX_SNAPSHOTS = 128
 
 _TOPICS = {cls: f"{cls.__module__}:{cls.__qualname__}" for cls in ev.AnyEvent.__args__}  # type: ignore[attr-defined]
 
@@ -148,6 +151,11 @@ class EventStore:
             raise StoreDamaged(0, "its recorded head is not a number") from None
         self.head_link = meta.get("head_link", chain.GENESIS)
         self.pending = _RUN_DEC.decode(meta["run"]) if "run" in meta else None
+        try:
+            # how far the index (`index`) is complete; -1: a store made before it existed
+            self.indexed = int(meta.get("indexed", b"-1"))
+        except ValueError:
+            self.indexed = -1
         self._meta = meta
 
     def _setup_cipher(self, encrypt: bool) -> None:
@@ -288,8 +296,45 @@ class EventStore:
     def stream(self, kind: str, namespace: str, name: str, upto: int | None = None) -> list[ev.AnyEvent]:
         """Every event about one object key up to `upto` (default: the head), oldest first."""
         end = self.head if upto is None else min(upto, self.head)
-        rows = self._backend.stream_rows(stream_id(kind, namespace, name), end)
-        return [self._check(p, s, h, prev) for p, s, h, prev in rows]
+        return self._stream_events(stream_id(kind, namespace, name), end)
+
+    def _stream_events(self, stream: uuid.UUID, end: int) -> list[ev.AnyEvent]:
+        return [self._check(p, s, h, prev) for p, s, h, prev in self._backend.stream_rows(stream, end)]
+
+    def indexed_to(self, upto: int | None = None) -> bool:
+        """Whether the index covers the log up to `upto` (default: the head)."""
+        end = self.head if upto is None else min(upto, self.head)
+        return self.indexed >= end
+
+    def dependents(
+        self, kind: str, namespace: str, name: str, upto: int | None = None, kinds: Sequence[str] = ()
+    ) -> list[list[ev.AnyEvent]] | None:
+        """The streams of every object that ever named this key as an owner (or was created by
+        it: see `index`), of `kinds` if given, each up to `upto`, in the order they first did;
+        None when the store is not indexed that far (read the log instead). They are
+        candidates: decide from their events."""
+        end = self.head if upto is None else min(upto, self.head)
+        if not self.indexed_to(end):
+            return None
+        out = []
+        for stream in self._backend.dependent_streams(stream_id(kind, namespace, name), end, kinds):
+            events = self._stream_events(stream, end)
+            if events:
+                out.append(events)
+        return out
+
+    def mentions(self, kind: str, namespace: str, name: str, upto: int | None = None) -> list[ev.AnyEvent] | None:
+        """Events of the cluster's stream about this key (a pod's taint evictions), up to
+        `upto`; None when the store is not indexed that far."""
+        end = self.head if upto is None else min(upto, self.head)
+        if not self.indexed_to(end):
+            return None
+        out = []
+        for position in self._backend.mention_positions(stream_id(kind, namespace, name), end):
+            event = self.event_at(position)
+            if event is not None:
+                out.append(event)
+        return out
 
     def time_of(self, position: int) -> datetime | None:
         event = self.event_at(position)
@@ -410,6 +455,7 @@ class Writer:
             self.tip = store._chain_from(self.staged_to) if self.staged_to else chain.GENESIS
             snaps = [p for p in self._backend.snapshot_positions(CLUSTER) if p <= self.staged_to]
             self.last_snapshot = snaps[-1] if snaps else 0
+            self.indexed = store.indexed
         except BaseException:
             self._backend.unlock()
             raise
@@ -451,6 +497,7 @@ class Writer:
                 raise StoreConflict(min(top, self.staged_to) + 1 if top != self.staged_to else self.base + 1)
             if rows:
                 backend.insert(rows)
+            self._index(events, last)
             if cluster is not None and self._snapshot_due(cluster, last):
                 self._snapshot(cluster, last, tip)
             if final:
@@ -459,11 +506,33 @@ class Writer:
                 backend.delete_meta("run")
             elif run is not None:
                 backend.put_meta("run", _RUN_ENC.encode(run))
-        self.staged_to, self.tip = last, tip
+        self.staged_to, self.tip, self.indexed = last, tip, last
         if final:
             self.base = last
             self.pending = None
             self.store.refresh()
+
+    def _index(self, events: Sequence[ev.Event], last: int) -> None:
+        """Index `events` (inside the write transaction); first catch up a store written before
+        the index existed, or by a kreplay that did not keep it."""
+        backend = self._backend
+        if self.indexed != self.staged_to:
+            if self.indexed < 0:
+                backend.create_index()
+            else:
+                backend.delete_index_after(min(self.indexed, self.staged_to))
+            start = max(0, min(self.indexed, self.staged_to))
+            page: list[ev.Event] = []
+            for position, data in self.store._verified(start, self.staged_to, self.store._chain_from(start)):
+                page.append(ev.decode(data))
+                if len(page) == PAGE * 5 or position == self.staged_to:
+                    backend.insert_index(*index.rows(page))
+                    page = []
+        if events:
+            dependents, mentions = index.rows(events)
+            if dependents or mentions:
+                backend.insert_index(dependents, mentions)
+        backend.put_meta("indexed", str(last).encode())
 
     def stage(self, events: Sequence[ev.Event], run: RunRecord, cluster: Cluster | None = None) -> None:
         """Append a chunk past the head, recording how far the run got (`run.staged` is set here)."""
@@ -480,6 +549,9 @@ class Writer:
         with self._backend.transaction():
             self._backend.delete_after(self.base)
             self._backend.delete_meta("run")
+            if self.indexed > self.base:
+                self._backend.put_meta("indexed", str(self.base).encode())
+                self.indexed = self.base
         self.staged_to, self.pending = self.base, None
         self.tip = self.store._chain_from(self.base)
         self.store.refresh()
@@ -526,7 +598,7 @@ def _fsck(store: EventStore, repair: bool) -> FsckReport:
     snaps = backend.snapshot_positions(CLUSTER)
     report.snapshots = len(snaps)
     wanted = set(snaps)
-    clusters: dict[int, bytes] = {}
+    clusters: dict[int, bytes] = {}  # position -> digest of the fold's snapshot there
     broken = False
     while expected < top and not broken:
         rows = backend.rows(expected, top, PAGE)
@@ -569,7 +641,7 @@ def _fsck(store: EventStore, repair: bool) -> FsckReport:
                 broken = True
                 break
             if position in wanted:
-                clusters[position] = cluster.snapshot()
+                clusters[position] = sha256(cluster.snapshot()).digest()
             if position == store.head and previous != store.head_link:
                 problems.append((position, "the chain does not end in the recorded head"))
             expected = position
@@ -599,7 +671,7 @@ def _fsck(store: EventStore, repair: bool) -> FsckReport:
                 # compared as decoded, re-encoded: the writer's live cluster may hold an int
                 # where the decoded log holds the equal float (1 vs 1.0)
                 kept = Cluster.restore(zlib.decompress(store._open(at, stored_state))).snapshot()
-                if kept != clusters[at]:
+                if sha256(kept).digest() != clusters[at]:
                     reason = "the cluster snapshot differs from the log folded to its position"
             except (zlib.error, StoreDamaged, msgspec.DecodeError, msgspec.ValidationError):
                 reason = "the cluster snapshot does not decode"

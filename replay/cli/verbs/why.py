@@ -61,7 +61,11 @@ def cmd_why(args: argparse.Namespace) -> int:
         if kind in CONTROLLER_OF:
             # a workload's story includes its controller's decisions on its dependents (a
             # Deployment's ScalingReplicaSet steps are recorded on its ReplicaSets)
-            for dep in sorted(dependents(store.read(), kind, namespace, name)):
+            # (through the store's index: only the streams of objects that ever named it as
+            # their owner; the whole log on a store written before the index existed)
+            candidates = store.dependents(kind, namespace, name)
+            events = store.read() if candidates is None else (e for stream in candidates for e in stream)
+            for dep in sorted(dependents(events, kind, namespace, name)):
                 extra.extend(trail.about(*dep))
         fold = kind in CONTROLLER_OF
         text = explain(trail, cluster, kind, namespace, name, extra=extra, reasons=reasons, tail=args.tail, fold=fold)
