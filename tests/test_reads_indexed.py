@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.api.names import stream_id
 from engine.store import EventStore
 from projections import audit_trail
 from replay.cli import main
@@ -292,3 +293,23 @@ def test_on_generated_histories_the_indexed_reads_equal_the_fold_of_the_whole_lo
                     got = [(n, o) for n, o in revisions(view, view.get(*key))]
                     assert got == revisions(whole, obj), (key, position)
                     event(f"compared the revisions of a {key[0]}")
+
+
+@pytest.mark.parametrize("damage", ["delete-a-dependent", "add-a-mention"])
+def test_fsck_finds_an_index_that_differs_from_the_log_and_repair_rebuilds_it(store, damage):
+    run(store, load_history(EXAMPLES / "web-app-deployment.jsonl"))
+    backend = store._backend
+    first = backend._fetchall("SELECT MIN(position) FROM {s}kreplay_dependents")[0][0]
+    with backend.transaction():
+        if damage == "delete-a-dependent":
+            backend._execute("DELETE FROM {s}kreplay_dependents WHERE position = ?", (first,))
+        else:
+            replicaset = backend.dependent_streams(stream_id("Deployment", "default", "web-app"), store.head)[0]
+            backend.insert_index([], [(replicaset, 7)])  # as if event 7 were about it
+    report = store.fsck()
+    assert not report.ok and report.repairable
+    assert report.first_bad == (first if damage == "delete-a-dependent" else 7)
+    assert "index" in report.problems[0][1]
+    repaired = store.fsck(repair=True)
+    assert repaired.ok
+    assert store.fsck().ok and store.dependents("Deployment", "default", "web-app")

@@ -174,6 +174,19 @@ class Backend:
             (self._key(stream), upto),
         )]
 
+    def index_rows(self, upto: int) -> tuple[dict[tuple[uuid.UUID, uuid.UUID], tuple[str, int]], set[tuple[uuid.UUID, int]]]:
+        """The whole index up to a position (fsck compares it with the log)."""
+
+        def key(value: Any) -> uuid.UUID:
+            return value if isinstance(value, uuid.UUID) else uuid.UUID(value)
+
+        dependents = {
+            (key(o), key(s)): (k, int(p))
+            for o, s, k, p in self._fetchall("SELECT owner, stream, kind, position FROM {s}kreplay_dependents WHERE position <= ?", (upto,))
+        }
+        mentions = {(key(s), int(p)) for s, p in self._fetchall("SELECT stream, position FROM {s}kreplay_mentions WHERE position <= ?", (upto,))}
+        return dependents, mentions
+
     def snapshot_positions(self, name: str) -> list[int]:
         return [int(p) for (p,) in self._fetchall("SELECT position FROM {s}kreplay_snapshots WHERE name = ? ORDER BY position", (name,))]
 

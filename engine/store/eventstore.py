@@ -534,6 +534,14 @@ class Writer:
                 backend.insert_index(dependents, mentions)
         backend.put_meta("indexed", str(last).encode())
 
+    def reindex(self) -> None:
+        """Build the index again from the log (`fsck --repair` of an index that differs from it)."""
+        with self._backend.transaction():
+            self._backend.delete_index_after(0)
+            self.indexed = 0
+            self._index([], self.staged_to)
+        self.indexed = self.staged_to
+
     def stage(self, events: Sequence[ev.Event], run: RunRecord, cluster: Cluster | None = None) -> None:
         """Append a chunk past the head, recording how far the run got (`run.staged` is set here)."""
         last = events[-1].position if events else self.staged_to
@@ -599,6 +607,19 @@ def _fsck(store: EventStore, repair: bool) -> FsckReport:
     report.snapshots = len(snaps)
     wanted = set(snaps)
     clusters: dict[int, bytes] = {}  # position -> digest of the fold's snapshot there
+    # the index as the log says it should be: (owner, stream) -> (kind, first position)
+    indexed = min(store.indexed, top)
+    want_dependents: dict[tuple[uuid.UUID, uuid.UUID], tuple[str, int]] = {}
+    want_mentions: set[tuple[uuid.UUID, int]] = set()
+    page: list[ev.Event] = []
+
+    def index_page() -> None:
+        dependents, mentions = index.rows(page)
+        for owner, stream, kind, at in dependents:
+            want_dependents.setdefault((owner, stream), (kind, at))
+        want_mentions.update(mentions)
+        page.clear()
+
     broken = False
     while expected < top and not broken:
         rows = backend.rows(expected, top, PAGE)
@@ -642,6 +663,10 @@ def _fsck(store: EventStore, repair: bool) -> FsckReport:
                 break
             if position in wanted:
                 clusters[position] = sha256(cluster.snapshot()).digest()
+            if position <= indexed:
+                page.append(event)
+                if len(page) >= PAGE:
+                    index_page()
             if position == store.head and previous != store.head_link:
                 problems.append((position, "the chain does not end in the recorded head"))
             expected = position
@@ -678,8 +703,18 @@ def _fsck(store: EventStore, repair: bool) -> FsckReport:
         if reason:
             problems.append((at, reason))
             bad_snapshots.append(at)
+    bad_index = False
+    if store.indexed >= 0 and not broken:
+        index_page()
+        stored_dependents, stored_mentions = backend.index_rows(indexed)
+        if stored_dependents != want_dependents or stored_mentions != want_mentions:
+            differ = {at for key, (_, at) in want_dependents.items() ^ stored_dependents.items()}
+            differ |= {at for _, at in want_mentions ^ stored_mentions}
+            problems.append((min(differ), "the index of dependents and mentions differs from the log (edited?)"))
+            bad_index = True
     only_repairable = all(
-        (p == store.head + 1 and "belong to no run" in what) or p in bad_snapshots for p, what in problems
+        (p == store.head + 1 and "belong to no run" in what) or p in bad_snapshots or (bad_index and "the index" in what)
+        for p, what in problems
     )
     report.repairable = bool(problems) and only_repairable or (report.staged > 0)
     if repair and (only_repairable or report.staged > 0):
@@ -689,6 +724,8 @@ def _fsck(store: EventStore, repair: bool) -> FsckReport:
             with backend.transaction():
                 for at in bad_snapshots:
                     backend.delete_snapshot(CLUSTER, at)
+            if bad_index:
+                w.reindex()
         if only_repairable:
             problems.clear()
         report.staged = 0
