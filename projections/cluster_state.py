@@ -57,12 +57,16 @@ def _of_streams(store: EventStore, streams: Iterable[Sequence[ev.AnyEvent]], end
 
 
 def with_dependents(
-    store: EventStore, keys: Iterable[ObjectKey], position: int | None = None, kinds: Sequence[str] = ()
+    store: EventStore,
+    keys: Iterable[ObjectKey],
+    position: int | None = None,
+    kinds: Sequence[str] = (),
+    also: Iterable[ObjectKey] = (),
 ) -> Cluster | None:
     """A cluster of the objects named and of every object (of `kinds`, if given) that ever
     named one of them as its owner, as of `position` (default: the head), each read from its
     stream through the store's index: for `rollout history`, which reads a workload and its
-    revisions. None when the store is not indexed that far."""
+    revisions; plus the objects `also` names. None when the store is not indexed that far."""
     end = store.head if position is None else position
     streams: list[Sequence[ev.AnyEvent]] = []
     for kind, namespace, name in sorted(set(keys)):
@@ -71,4 +75,5 @@ def with_dependents(
             return None
         streams.append(store.stream(kind, namespace, name, upto=end))
         streams.extend(found)
+    streams.extend(store.stream(kind, namespace, name, upto=end) for kind, namespace, name in sorted(set(also)))
     return _of_streams(store, streams, end)

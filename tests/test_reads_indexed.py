@@ -258,6 +258,8 @@ def test_on_generated_histories_the_indexed_reads_equal_the_fold_of_the_whole_lo
     from replay import derived
     from replay.cli.verbs.describe import _related
     from replay.cli.verbs.rollout import REVISION_KINDS
+    from replay.cli.verbs.why import _statefulset_view
+    from replay.printers import rollout
     from replay.why import dependents
 
     path = tmp_path_factory.mktemp("gen") / "k.db"
@@ -293,6 +295,9 @@ def test_on_generated_histories_the_indexed_reads_equal_the_fold_of_the_whole_lo
                     got = [(n, o) for n, o in revisions(view, view.get(*key))]
                     assert got == revisions(whole, obj), (key, position)
                     event(f"compared the revisions of a {key[0]}")
+                if key[0] == "StatefulSet" and position == store.head:
+                    sts_view = _statefulset_view(store, key[1], key[2])
+                    assert rollout.blocker(sts_view, sts_view.get(*key)) == rollout.blocker(whole, obj)
 
 
 @pytest.mark.parametrize("damage", ["delete-a-dependent", "add-a-mention"])
