@@ -68,6 +68,7 @@ class Built:
     replay_seconds: float
     replay_rss_mb: float
     store_mb: float
+    replay_cpu: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -84,9 +85,9 @@ class ReadResult:
         return self.wall / self.floor if self.floor else float("inf")
 
 
-def _wait4(argv: Sequence[str]) -> tuple[float, float, str]:
-    """(wall seconds, its own peak RSS MB, stdout) of one child: output goes to a file, not a
-    pipe, so a big output cannot block the child while we wait for it."""
+def _wait4(argv: Sequence[str]) -> tuple[float, float, float, str]:
+    """(wall seconds, CPU seconds, its own peak RSS MB, stdout) of one child: output goes to a
+    file, not a pipe, so a big output cannot block the child while we wait for it."""
     import tempfile
 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -98,13 +99,13 @@ def _wait4(argv: Sequence[str]) -> tuple[float, float, str]:
         err.seek(0)
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"the bench store's replay failed: {err.read().decode(errors='replace').strip()}")
-        return seconds, usage.ru_maxrss / 1024, out.read().decode()
+        return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read().decode()
 
 
-def _peak_rss(argv: Sequence[str], stdout: int = subprocess.DEVNULL) -> tuple[float, float, float]:
+def _peak_rss(argv: Sequence[str], cwd: str | None = None) -> tuple[float, float, float]:
     """(wall, cpu, own peak RSS MB) of one child, measured with wait4 so figures do not mix."""
     started = time.perf_counter()
-    proc = subprocess.Popen(list(argv), stdout=stdout, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
@@ -124,26 +125,36 @@ def build(scale: str) -> Built:
         leftover.unlink(missing_ok=True)
     print(f"[reads] building the store ({replicas:,} replicas, {CHANGES} rollouts) in {path} ...", file=sys.stderr, flush=True)
     url = f"sqlite:{path}"
-    seconds, rss, out = _wait4([sys.executable, "-c", BUILD, str(replicas), str(CHANGES), url])
+    seconds, cpu, rss, out = _wait4([sys.executable, "-c", BUILD, str(replicas), str(CHANGES), url])
     events, pod = out.split()
+    built = inspect(path, pod, replay_seconds=seconds, replay_cpu=cpu, replay_rss_mb=rss)
+    assert built.events == int(events)
+    info.write_text(json.dumps({k: v for k, v in vars(built).items() if k != "path"}))
+    return built
+
+
+def inspect(path: Path, pod: str = "", **replay: float) -> Built:
+    """What the reads need to know of a store: its length, a live pod, a replaced one, its middle."""
     from engine.store import EventStore
 
-    with EventStore(url, readonly=True) as store:
+    with EventStore(f"sqlite:{path}", readonly=True) as store:
         middle = store.time_of(store.head // 2)
         assert middle is not None
         gone = _early_pod(store)
-    built = Built(
+        if not pod:
+            pod = sorted(store.cluster_at().objects["Pod"])[0][1]
+        head = store.head
+    return Built(
         path=path,
-        events=int(events),
+        events=head,
         pod=pod,
         gone=gone,
         middle=middle.isoformat().replace("+00:00", "Z"),
-        replay_seconds=seconds,
-        replay_rss_mb=rss,
+        replay_seconds=replay.get("replay_seconds", 0.0),
+        replay_rss_mb=replay.get("replay_rss_mb", 0.0),
         store_mb=path.stat().st_size / 1e6,
+        replay_cpu=replay.get("replay_cpu", 0.0),
     )
-    info.write_text(json.dumps({k: v for k, v in vars(built).items() if k != "path"}))
-    return built
 
 
 def _early_pod(store: object) -> str:
@@ -175,15 +186,17 @@ def reads(b: Built) -> list[tuple[str, list[str], float | None]]:
     ]
 
 
-def measure(scale: str = "full", repeat: int = 3) -> tuple[Built, list[ReadResult]]:
-    built = build(scale)
+def measure(scale: str = "full", repeat: int = 3, built: Built | None = None, code: str | None = None) -> tuple[Built, list[ReadResult]]:
+    """Build (or take) the store, then time each read; `code`: the checkout whose kreplay runs
+    the reads (default: this one), to compare with another version on the same store."""
+    built = built or build(scale)
     store = ["--store", f"sqlite:{built.path}"]
     kreplay = [sys.executable, "-c", ENTRY]
-    floor = min(_peak_rss([*kreplay, "version"])[0] for _ in range(repeat))
+    floor = min(_peak_rss([*kreplay, "version"], code)[0] for _ in range(repeat))
     results = []
     for label, argv, goal in reads(built):
         print(f"[reads] {label} ...", file=sys.stderr, flush=True)
-        runs = [_peak_rss([*kreplay, *argv, *store]) for _ in range(repeat)]
+        runs = [_peak_rss([*kreplay, *argv, *store], code) for _ in range(repeat)]
         wall, cpu, _ = min(runs)
         results.append(ReadResult(label, wall, cpu, max(r[2] for r in runs), floor, goal))
     return built, results
@@ -194,8 +207,13 @@ def render(built: Built, results: Sequence[ReadResult]) -> str:
     lines = [
         "",
         f"== reads on a big store: {built.events:,} events, {built.store_mb:,.0f} MB of SQLite ({built.path.name})",
-        f"replay that built it: {built.replay_seconds:,.0f} s wall ({built.events / built.replay_seconds:,.0f} ev/s), "
-        f"peak RSS {built.replay_rss_mb:,.0f} MB: {built.replay_rss_mb / GOAL_RSS_MB:.2f}x the {GOAL_RSS_MB:.0f} MB goal, {rss_ok}",
+        (
+            f"replay that built it: {built.replay_seconds:,.0f} s wall, {built.replay_cpu:,.0f} s CPU "
+            f"({built.events / max(built.replay_cpu, 1e-9):,.0f} ev/CPU-s), peak RSS {built.replay_rss_mb:,.0f} MB: "
+            f"{built.replay_rss_mb / GOAL_RSS_MB:.2f}x the {GOAL_RSS_MB:.0f} MB goal, {rss_ok}"
+            if built.replay_seconds
+            else "replay that built it: not measured (a store given with --store)"
+        ),
         f"each read a fresh `kreplay` process, best of N wall; `x start`: over `kreplay version` ({results[0].floor:.2f} s)",
         f"{'read':<40} {'wall s':>7} {'cpu s':>7} {'x start':>8} {'RSS MB':>7}  goal",
     ]
@@ -203,3 +221,21 @@ def render(built: Built, results: Sequence[ReadResult]) -> str:
         goal = "" if r.goal is None else f"< {r.goal:.0f} s: {'met' if r.wall < r.goal else 'MISSED'} ({r.wall / r.goal:.2f}x)"
         lines.append(f"{r.label:<40} {r.wall:>7.2f} {r.cpu:>7.2f} {r.ratio:>8.1f} {r.rss_mb:>7.0f}  {goal}")
     return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.reads", description="The read verbs on a big store (see the module's text).")
+    parser.add_argument("--scale", choices=sorted(REPLICAS), default="full")
+    parser.add_argument("--repeat", type=int, default=3, metavar="N")
+    parser.add_argument("--store", type=Path, metavar="PATH", help="an existing SQLite store to read instead of the built one")
+    parser.add_argument("--code", metavar="DIR", help="run the reads with the kreplay of this checkout (e.g. main's, for before/after)")
+    args = parser.parse_args(argv)
+    built = inspect(args.store) if args.store else None
+    print(render(*measure(args.scale, args.repeat, built, args.code)).lstrip("\n"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
