@@ -128,6 +128,7 @@ class EventStore:
         self.readonly = readonly
         self._backend: Backend = open_backend(self.parsed, create=create and not readonly, readonly=readonly)
         self._cipher: _Cipher | None = None
+        self._indexer = index.Indexer()
         try:
             self.refresh()
             self._setup_cipher(encrypt)
@@ -456,6 +457,9 @@ class Writer:
             snaps = [p for p in self._backend.snapshot_positions(CLUSTER) if p <= self.staged_to]
             self.last_snapshot = snaps[-1] if snaps else 0
             self.indexed = store.indexed
+            # kept by the store across its writers: what it wrote stays written (other writers
+            # only add rows; a discard or a rebuild resets it)
+            self._indexer = store._indexer
         except BaseException:
             self._backend.unlock()
             raise
@@ -487,6 +491,27 @@ class Writer:
         rows = self._rows(events)
         last = rows[-1][1] if rows else self.staged_to
         tip = rows[-1][4] if rows else self.tip
+        try:
+            self._transaction(events, rows, cluster, run, final, last, tip)
+        except BaseException:
+            self._indexer.reset()  # what it remembers writing was rolled back
+            raise
+        self.staged_to, self.tip, self.indexed = last, tip, last
+        if final:
+            self.base = last
+            self.pending = None
+            self.store.refresh()
+
+    def _transaction(
+        self,
+        events: Sequence[ev.Event],
+        rows: list[NewRow],
+        cluster: Cluster | None,
+        run: RunRecord | None,
+        final: bool,
+        last: int,
+        tip: bytes,
+    ) -> None:
         backend = self._backend
         with backend.transaction():
             # re-check under the database's own lock: nobody else moved the head or staged rows
@@ -497,7 +522,7 @@ class Writer:
                 raise StoreConflict(min(top, self.staged_to) + 1 if top != self.staged_to else self.base + 1)
             if rows:
                 backend.insert(rows)
-            self._index(events, last)
+            self._index(events, last, [r[0] for r in rows])
             if cluster is not None and self._snapshot_due(cluster, last):
                 self._snapshot(cluster, last, tip)
             if final:
@@ -506,13 +531,8 @@ class Writer:
                 backend.delete_meta("run")
             elif run is not None:
                 backend.put_meta("run", _RUN_ENC.encode(run))
-        self.staged_to, self.tip, self.indexed = last, tip, last
-        if final:
-            self.base = last
-            self.pending = None
-            self.store.refresh()
 
-    def _index(self, events: Sequence[ev.Event], last: int) -> None:
+    def _index(self, events: Sequence[ev.Event], last: int, streams: Sequence[uuid.UUID] | None = None) -> None:
         """Index `events` (inside the write transaction); first catch up a store written before
         the index existed, or by a kreplay that did not keep it."""
         backend = self._backend
@@ -529,13 +549,14 @@ class Writer:
                     backend.insert_index(*index.rows(page))
                     page = []
         if events:
-            dependents, mentions = index.rows(events)
+            dependents, mentions = self._indexer.rows(events, streams)
             if dependents or mentions:
                 backend.insert_index(dependents, mentions)
         backend.put_meta("indexed", str(last).encode())
 
     def reindex(self) -> None:
         """Build the index again from the log (`fsck --repair` of an index that differs from it)."""
+        self._indexer.reset()
         with self._backend.transaction():
             self._backend.delete_index_after(0)
             self.indexed = 0
@@ -554,6 +575,7 @@ class Writer:
 
     def discard(self) -> None:
         """Delete everything staged past the head: the log is as it was before the run."""
+        self._indexer.reset()
         with self._backend.transaction():
             self._backend.delete_after(self.base)
             self._backend.delete_meta("run")

@@ -24,11 +24,11 @@ readers fall back to reading the log. Rows past the head belong to a staged run 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from engine import events as ev
 from engine.api.names import stream_id
-from engine.api.objects import kind_of
+from engine.api.objects import OwnerReference, kind_of
 
 # (owner stream, dependent stream, position), (object stream, position)
 DependentRow = tuple[uuid.UUID, uuid.UUID, str, int]  # ..., the dependent's kind, ...
@@ -69,35 +69,76 @@ def mentioned(event: ev.Event) -> tuple[str, str, str] | None:
     return None
 
 
-def rows(events: Iterable[ev.Event]) -> tuple[list[DependentRow], list[MentionRow]]:
-    """The index rows of some events, each (owner, dependent) pair once at its first position."""
-    dependents: dict[tuple[uuid.UUID, uuid.UUID], tuple[str, int]] = {}
-    mentions: list[MentionRow] = []
-    cache: dict[tuple[str, str, str], uuid.UUID] = {}
+class Indexer:
+    """Index rows for a writer's events. It remembers, for the objects it saw last, the owner
+    references it wrote rows for, so an object's every status write costs a comparison, not a
+    row (the memory is bounded: past `LIMIT` objects it forgets and writes again, which the
+    table ignores). `reset()` when a transaction that held its rows did not commit."""
 
-    def sid(key: tuple[str, str, str]) -> uuid.UUID:
-        found = cache.get(key)
+    LIMIT = 100_000
+
+    def __init__(self) -> None:
+        # object -> the owner references its rows were written for
+        self._written: dict[tuple[str, str, str], list[OwnerReference]] = {}
+        self._ids: dict[tuple[str, str, str], uuid.UUID] = {}
+
+    def reset(self) -> None:
+        self._written.clear()
+        self._ids.clear()
+
+    def _id(self, key: tuple[str, str, str]) -> uuid.UUID:
+        found = self._ids.get(key)
         if found is None:
-            found = cache[key] = stream_id(*key)
+            if len(self._ids) >= self.LIMIT:
+                self._ids.clear()
+            found = self._ids[key] = stream_id(*key)
         return found
 
-    for event in events:
-        found = owners(event)
-        if found:
-            if isinstance(event, ev.ObjectEvent):
+    def rows(self, events: Sequence[ev.Event], streams: Sequence[uuid.UUID] | None = None) -> tuple[list[DependentRow], list[MentionRow]]:
+        """The rows of `events` not written yet (each pair once, at its first position);
+        `streams`, if given, is each event's own stream (the writer computed it already)."""
+        dependents: list[DependentRow] = []
+        mentions: list[MentionRow] = []
+        emitted: set[tuple[tuple[str, str, str], tuple[str, str, str]]] = set()
+        written = self._written
+        object_event, deleted = ev.ObjectEvent, ev.ObjectDeleted
+        for i, event in enumerate(events):
+            if isinstance(event, object_event):
                 meta = event.object.metadata
+                refs = meta.owner_references
+                by_sts = event.by == _STATEFULSET_CONTROLLER
+                if not refs and not by_sts:
+                    continue
                 kind = kind_of(event.object)
-                own = sid((kind, meta.namespace, meta.name))
-            else:
-                assert isinstance(event, ev.ObjectDeleted)
+                key = (kind, meta.namespace, meta.name)
+            elif isinstance(event, deleted):
+                refs = event.owner_references
+                if not refs:
+                    continue
+                by_sts = False
                 kind = event.kind
-                own = sid((kind, event.namespace, event.name))
-            for key in found:
-                pair = (sid(key), own)
-                if pair not in dependents:
-                    dependents[pair] = (kind, event.position)
-            continue
-        about = mentioned(event)
-        if about is not None:
-            mentions.append((sid(about), event.position))
-    return [(o, s, k, p) for (o, s), (k, p) in dependents.items()], mentions
+                key = (kind, event.namespace, event.name)
+            else:
+                about = mentioned(event)
+                if about is not None:
+                    mentions.append((self._id(about), event.position))
+                continue
+            if not by_sts and written.get(key) == refs:
+                continue  # the same owner references as the rows already written for it
+            found = owners(event)
+            if not found:
+                continue
+            own = streams[i] if streams is not None else self._id(key)
+            for owner in found:
+                if (owner, key) not in emitted:
+                    emitted.add((owner, key))
+                    dependents.append((self._id(owner), own, kind, event.position))
+            if len(written) >= self.LIMIT:
+                written.clear()
+            written[key] = refs
+        return dependents, mentions
+
+
+def rows(events: Sequence[ev.Event]) -> tuple[list[DependentRow], list[MentionRow]]:
+    """The index rows of some events, each (owner, dependent) pair once at its first position."""
+    return Indexer().rows(events)
