@@ -208,8 +208,9 @@ def render(built: Built, results: Sequence[ReadResult]) -> str:
         "",
         f"== reads on a big store: {built.events:,} events, {built.store_mb:,.0f} MB of SQLite ({built.path.name})",
         (
-            f"replay that built it: {built.replay_seconds:,.0f} s wall, {built.replay_cpu:,.0f} s CPU "
-            f"({built.events / max(built.replay_cpu, 1e-9):,.0f} ev/CPU-s), peak RSS {built.replay_rss_mb:,.0f} MB: "
+            f"replay that built it: {built.replay_seconds:,.0f} s wall, "
+            + (f"{built.replay_cpu:,.0f} s CPU ({built.events / built.replay_cpu:,.0f} ev/CPU-s), " if built.replay_cpu else "")
+            + f"peak RSS {built.replay_rss_mb:,.0f} MB: "
             f"{built.replay_rss_mb / GOAL_RSS_MB:.2f}x the {GOAL_RSS_MB:.0f} MB goal, {rss_ok}"
             if built.replay_seconds
             else "replay that built it: not measured (a store given with --store)"
