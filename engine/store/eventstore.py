@@ -50,9 +50,8 @@ _CIPHER_CHECK = b"kreplay cipher check"
 # since the last (so writing them costs about as much as folding the events between them, and
 # a read folds at most that many), at most MAX_SNAPSHOTS kept, thinned so they stay spread
 # over the log for time travel. Up to about MAX_SNAPSHOTS * 10,000 events every one is kept,
-# so time travel anywhere folds at most one interval: a snapshot is the cluster compressed,
-# ~5% of the events between two (measured: 0.9 MB per 10,000 events of 1.9 KB on a
-# 10,000-pod Deployment).
+# so time travel anywhere folds at most one interval: a snapshot is the cluster compressed
+# (measured on a 10,000-pod Deployment rolled 13 times: 38 snapshots, 33 MB, 1.6% of the store).
 SNAPSHOT_MIN_EVENTS = 10_000
 MAX_SNAPSHOTS = 128
 
