@@ -60,7 +60,11 @@ _SNAPSHOT_DECODER = msgspec.json.Decoder(ClusterSnapshot)
 
 def _same_index(old: KubeObject, new: KubeObject) -> bool:
     """Whether `_index` would file `new` exactly where `old` is filed (same uid and owner
-    references; a pod on the same node, or unbound and as terminating as before)."""
+    references; a pod on the same node, or unbound and as terminating as before). Nodes are
+    always filed again (their load entry, and whatever else `_index` keeps of them); a new
+    fact `_index` keeps about another kind must be compared here too."""
+    if isinstance(new, Node):
+        return False
     a, b = old.metadata, new.metadata
     if a.uid != b.uid or a.owner_references != b.owner_references:
         return False
@@ -308,6 +312,7 @@ class Cluster:
         self.cluster_scoped_custom = frozenset(kinds)
 
     def _index(self, key: ObjectKey, obj: KubeObject) -> None:
+        # what this reads of an object, `_same_index` must compare (it skips unchanged writes)
         meta = obj.metadata
         self.by_uid[meta.uid] = key
         for ref in meta.owner_references:
