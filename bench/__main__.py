@@ -22,7 +22,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         action="append",
         metavar="NAME",
-        help=f"run only this scenario (repeatable): {', '.join(s.name for s in SCENARIOS)}, startup (the CLI's start-up per verb), import (kreplay import against a msgspec decode) or verify (kreplay verify's cost over a plain replay)",
+        help=f"run only this scenario (repeatable): {', '.join(s.name for s in SCENARIOS)}, startup (the CLI's start-up per verb), reads (the read verbs on a store of about 1,000,000 events, built once under /tmp), import (kreplay import against a msgspec decode) or verify (kreplay verify's cost over a plain replay)",
     )
     parser.add_argument(
         "--scale",
@@ -45,11 +45,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    only = [name for name in (args.only or []) if name not in ("startup", "import", "verify")]
+    only = [name for name in (args.only or []) if name not in ("startup", "import", "verify", "reads")]
     with_startup = not args.only or "startup" in args.only
     with_import = not args.only or "import" in args.only
     with_verify = not args.only or "verify" in args.only
+    with_reads = not args.only or "reads" in args.only
     if args.only and not only:
+        if with_reads:
+            from bench import reads
+
+            print(reads.render(*reads.measure(args.scale, max(3, args.repeat))).lstrip("\n"))
         if with_import:
             from bench import importing
 
@@ -95,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import startup
 
         print(startup.render(startup.measure(args.startup_repeat)))
+    if with_reads:
+        from bench import reads
+
+        print(reads.render(*reads.measure(args.scale, max(3, args.repeat))))
     if args.json is not None:
         args.json.write_bytes(to_json(results, args.scale, run))
     return 0

@@ -7,7 +7,7 @@ never writes: snapshots are taken by writers only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from engine import collector
 from engine import events as ev
@@ -41,14 +41,39 @@ def objects(store: EventStore, keys: Iterable[ObjectKey], position: int | None =
     from its own stream, with the clock and position of the whole log: for reads about a few
     objects (`why`, `describe pod`) that must not fold the whole log."""
     end = store.head if position is None else position
-    last: list[ev.AnyEvent] = []
-    for kind, namespace, name in sorted(set(keys)):
-        stream = store.stream(kind, namespace, name, upto=end)
-        if stream:
-            last.append(stream[-1])
+    streams = [store.stream(kind, namespace, name, upto=end) for kind, namespace, name in sorted(set(keys))]
+    return _of_streams(store, streams, end)
+
+
+def _of_streams(store: EventStore, streams: Iterable[Sequence[ev.AnyEvent]], end: int) -> Cluster:
+    """A cluster of the objects whose streams are given, each as its last event leaves it."""
+    last = {stream[-1].position: stream[-1] for stream in streams if stream}
     cluster = Cluster()
-    for event in sorted(last, key=lambda e: e.position):
-        cluster.evolve(event)
+    for position in sorted(last):
+        cluster.evolve(last[position])
     cluster.position = end
     cluster.now = store.time_of(end) if end else None
     return cluster
+
+
+def with_dependents(
+    store: EventStore,
+    keys: Iterable[ObjectKey],
+    position: int | None = None,
+    kinds: Sequence[str] = (),
+    also: Iterable[ObjectKey] = (),
+) -> Cluster | None:
+    """A cluster of the objects named and of every object (of `kinds`, if given) that ever
+    named one of them as its owner, as of `position` (default: the head), each read from its
+    stream through the store's index: for `rollout history`, which reads a workload and its
+    revisions; plus the objects `also` names. None when the store is not indexed that far."""
+    end = store.head if position is None else position
+    streams: list[Sequence[ev.AnyEvent]] = []
+    for kind, namespace, name in sorted(set(keys)):
+        found = store.dependents(kind, namespace, name, upto=end, kinds=kinds)
+        if found is None:
+            return None
+        streams.append(store.stream(kind, namespace, name, upto=end))
+        streams.extend(found)
+    streams.extend(store.stream(kind, namespace, name, upto=end) for kind, namespace, name in sorted(set(also)))
+    return _of_streams(store, streams, end)

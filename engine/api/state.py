@@ -86,6 +86,23 @@ _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
 _SNAPSHOT_DECODER = msgspec.json.Decoder(ClusterSnapshot)
 
 
+def _same_index(old: KubeObject, new: KubeObject) -> bool:
+    """Whether `_index` would file `new` exactly where `old` is filed (same uid and owner
+    references; a pod on the same node, or unbound and as terminating as before). Nodes are
+    always filed again (their load entry, and whatever else `_index` keeps of them); a new
+    fact `_index` keeps about another kind must be compared here too."""
+    if isinstance(new, Node):
+        return False
+    a, b = old.metadata, new.metadata
+    if a.uid != b.uid or a.owner_references != b.owner_references:
+        return False
+    if isinstance(new, Pod):
+        if not isinstance(old, Pod) or old.spec.node_name != new.spec.node_name:
+            return False
+        return bool(new.spec.node_name) or (a.deletion_timestamp is None) == (b.deletion_timestamp is None)
+    return True
+
+
 class Cluster:
     """Every object by kind, namespace and name, plus the engine's own recorded memory."""
 
@@ -352,10 +369,14 @@ class Cluster:
         if items is None:
             items = self.objects[kind] = {}
         old = items.get((ns, name))
-        if old is not None:
-            self._unindex(key, old)
-        items[(ns, name)] = obj
-        self._index(key, obj)
+        if old is not None and _same_index(old, obj):
+            # most writes are status or spec changes the indexes do not hold: keep them as they are
+            items[(ns, name)] = obj
+        else:
+            if old is not None:
+                self._unindex(key, old)
+            items[(ns, name)] = obj
+            self._index(key, obj)
         if kind == CRD:
             self._scopes()
         if kind == "Node" and self.quarantined:
@@ -393,6 +414,7 @@ class Cluster:
         self.cluster_scoped_custom = frozenset(kinds)
 
     def _index(self, key: ObjectKey, obj: KubeObject) -> None:
+        # what this reads of an object, `_same_index` must compare (it skips unchanged writes)
         meta = obj.metadata
         self.by_uid[meta.uid] = key
         for ref in meta.owner_references:

@@ -7,7 +7,10 @@ Tables (PostgreSQL: all in the store's schema):
 - `kreplay_log(position, stream, hash)`: one row per position, the chain link (see `chain`) and
   the stream to find the event in; its primary key makes a duplicated position impossible;
 - `kreplay_snapshots(name, position, hash, digest, state)`: cluster snapshots at intervals;
-- `kreplay_meta(key, value)`: the format, the committed head, an interrupted run, the cipher check.
+- `kreplay_meta(key, value)`: the format, the committed head, an interrupted run, the cipher
+  check, and how far the index is complete (`indexed`);
+- `kreplay_dependents(owner, stream, kind, position)` and `kreplay_mentions(stream, position)`: the
+  index of which streams and events concern an object besides its own stream (see `index`).
 
 A backend only moves bytes; `EventStore` decides what they mean. Every driver error leaves as a
 `StoreError` with one line of text. PostgreSQL identifiers are composed with
@@ -48,6 +51,12 @@ _SQLITE_DDL = (
     "hash BLOB NOT NULL, digest BLOB NOT NULL, state BLOB NOT NULL, PRIMARY KEY (name, position))",
     "CREATE TABLE IF NOT EXISTS kreplay_meta (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
 )
+_SQLITE_INDEX_DDL = (
+    "CREATE TABLE IF NOT EXISTS kreplay_dependents (owner TEXT NOT NULL, stream TEXT NOT NULL, "
+    "kind TEXT NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (owner, stream)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS kreplay_mentions (stream TEXT NOT NULL, position INTEGER NOT NULL, "
+    "PRIMARY KEY (stream, position)) WITHOUT ROWID",
+)
 
 _PG_DDL = (
     # eventsourcing 9.5's PostgresApplicationRecorder table and index, verbatim
@@ -61,6 +70,12 @@ _PG_DDL = (
     "CREATE TABLE IF NOT EXISTS {s}kreplay_snapshots (name text NOT NULL, position bigint NOT NULL, "
     "hash bytea NOT NULL, digest bytea NOT NULL, state bytea NOT NULL, PRIMARY KEY (name, position))",
     "CREATE TABLE IF NOT EXISTS {s}kreplay_meta (key text PRIMARY KEY, value bytea NOT NULL)",
+)
+_PG_INDEX_DDL = (
+    "CREATE TABLE IF NOT EXISTS {s}kreplay_dependents (owner uuid NOT NULL, stream uuid NOT NULL, "
+    "kind text NOT NULL, position bigint NOT NULL, PRIMARY KEY (owner, stream))",
+    "CREATE TABLE IF NOT EXISTS {s}kreplay_mentions (stream uuid NOT NULL, position bigint NOT NULL, "
+    "PRIMARY KEY (stream, position))",
 )
 
 _READ = (
@@ -144,6 +159,34 @@ class Backend:
         )
         return int(found[0][0]) if found else None
 
+    def dependent_streams(self, owner: uuid.UUID, upto: int, kinds: Sequence[str] = ()) -> list[uuid.UUID]:
+        """The streams the index relates to `owner` by a position at or before `upto` (only
+        objects of `kinds`, if given), in the order of the first such position."""
+        found = self._fetchall(
+            "SELECT stream, kind, position FROM {s}kreplay_dependents WHERE owner = ? AND position <= ? ORDER BY position, stream",
+            (self._key(owner), upto),
+        )
+        return [s if isinstance(s, uuid.UUID) else uuid.UUID(s) for s, k, _ in found if not kinds or k in kinds]
+
+    def mention_positions(self, stream: uuid.UUID, upto: int) -> list[int]:
+        return [int(p) for (p,) in self._fetchall(
+            "SELECT position FROM {s}kreplay_mentions WHERE stream = ? AND position <= ? ORDER BY position",
+            (self._key(stream), upto),
+        )]
+
+    def index_rows(self, upto: int) -> tuple[dict[tuple[uuid.UUID, uuid.UUID], tuple[str, int]], set[tuple[uuid.UUID, int]]]:
+        """The whole index up to a position (fsck compares it with the log)."""
+
+        def key(value: Any) -> uuid.UUID:
+            return value if isinstance(value, uuid.UUID) else uuid.UUID(value)
+
+        dependents = {
+            (key(o), key(s)): (k, int(p))
+            for o, s, k, p in self._fetchall("SELECT owner, stream, kind, position FROM {s}kreplay_dependents WHERE position <= ?", (upto,))
+        }
+        mentions = {(key(s), int(p)) for s, p in self._fetchall("SELECT stream, position FROM {s}kreplay_mentions WHERE position <= ?", (upto,))}
+        return dependents, mentions
+
     def snapshot_positions(self, name: str) -> list[int]:
         return [int(p) for (p,) in self._fetchall("SELECT position FROM {s}kreplay_snapshots WHERE name = ? ORDER BY position", (name,))]
 
@@ -170,6 +213,18 @@ class Backend:
     def put_meta(self, key: str, value: bytes) -> None:
         raise NotImplementedError
 
+    def create_index(self) -> None:
+        """The index tables, on a store made before they existed (inside a transaction)."""
+        raise NotImplementedError
+
+    def insert_index(self, dependents: Sequence[tuple[uuid.UUID, uuid.UUID, str, int]], mentions: Sequence[tuple[uuid.UUID, int]]) -> None:
+        """Index rows; a (owner, stream) pair already there keeps its first position."""
+        raise NotImplementedError
+
+    def delete_index_after(self, position: int) -> None:
+        self._execute("DELETE FROM {s}kreplay_dependents WHERE position > ?", (position,))
+        self._execute("DELETE FROM {s}kreplay_mentions WHERE position > ?", (position,))
+
     def delete_meta(self, key: str) -> None:
         self._execute("DELETE FROM {s}kreplay_meta WHERE key = ?", (key,))
 
@@ -192,6 +247,11 @@ class Backend:
         )
         self._execute("DELETE FROM {s}kreplay_log WHERE position > ?", (position,))
         self._execute("DELETE FROM {s}kreplay_snapshots WHERE position > ?", (position,))
+        if self.has_index():
+            self.delete_index_after(position)
+
+    def has_index(self) -> bool:
+        raise NotImplementedError
 
     # --- the write lock -----------------------------------------------------------------------
 
@@ -287,9 +347,10 @@ class SQLiteBackend(Backend):
             self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _SQLITE_DDL:
+            for statement in _SQLITE_DDL + _SQLITE_INDEX_DDL:
                 self.conn.execute(statement)
             self.conn.execute("INSERT OR IGNORE INTO kreplay_meta (key, value) VALUES ('format', ?)", (FORMAT,))
+            self.conn.execute("INSERT OR IGNORE INTO kreplay_meta (key, value) VALUES ('indexed', ?)", (b"0",))
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
@@ -348,6 +409,23 @@ class SQLiteBackend(Backend):
     def put_meta(self, key: str, value: bytes) -> None:
         self._execute("INSERT OR REPLACE INTO kreplay_meta (key, value) VALUES (?, ?)", (key, value))
 
+    def has_index(self) -> bool:
+        return bool(self._fetchall("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kreplay_dependents'"))
+
+    def create_index(self) -> None:
+        for statement in _SQLITE_INDEX_DDL:
+            self._execute(statement)
+
+    def insert_index(self, dependents: Sequence[tuple[uuid.UUID, uuid.UUID, str, int]], mentions: Sequence[tuple[uuid.UUID, int]]) -> None:
+        with self._errors():
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO kreplay_dependents (owner, stream, kind, position) VALUES (?, ?, ?, ?)",
+                [(o.hex, s.hex, k, p) for o, s, k, p in dependents],
+            )
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO kreplay_mentions (stream, position) VALUES (?, ?)", [(s.hex, p) for s, p in mentions]
+            )
+
     def lock(self, wait: bool) -> None:
         if self._memory is not None:
             if not self._memory.lock.acquire(blocking=wait):
@@ -401,9 +479,10 @@ def _create_sqlite_file(url: StoreURL, path: str) -> None:
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("BEGIN IMMEDIATE")
-            for statement in _SQLITE_DDL:
+            for statement in _SQLITE_DDL + _SQLITE_INDEX_DDL:
                 conn.execute(statement)
             conn.execute("INSERT INTO kreplay_meta (key, value) VALUES ('format', ?)", (FORMAT,))
+            conn.execute("INSERT INTO kreplay_meta (key, value) VALUES ('indexed', ?)", (b"0",))
             conn.execute("COMMIT")
         finally:
             conn.close()  # checkpoints and removes the -wal file: the main file holds it all
@@ -511,12 +590,13 @@ class PostgresBackend(Backend):
             # two creators at once: the second waits here, then finds the tables made
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(self.url.schema) ^ 1,))
             self.conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.url.schema)))
-            for statement in _PG_DDL:
+            for statement in _PG_DDL + _PG_INDEX_DDL:
                 self.conn.execute(self._sql(statement))
-            self.conn.execute(
-                self._sql("INSERT INTO {s}kreplay_meta (key, value) VALUES ('format', ?) ON CONFLICT (key) DO NOTHING"),
-                (FORMAT,),
-            )
+            for key, value in (("format", FORMAT), ("indexed", b"0")):
+                self.conn.execute(
+                    self._sql("INSERT INTO {s}kreplay_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING"),
+                    (key, value),
+                )
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -585,6 +665,44 @@ class PostgresBackend(Backend):
             "INSERT INTO {s}kreplay_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
             (key, value),
         )
+
+    def has_index(self) -> bool:
+        return bool(
+            self._fetchall(
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'kreplay_dependents'",
+                (self.url.schema,),
+            )
+        )
+
+    def create_index(self) -> None:
+        for statement in _PG_INDEX_DDL:
+            self._execute(statement)
+
+    def insert_index(self, dependents: Sequence[tuple[uuid.UUID, uuid.UUID, str, int]], mentions: Sequence[tuple[uuid.UUID, int]]) -> None:
+        # COPY into a scratch table, then one INSERT ... ON CONFLICT DO NOTHING: a pair already
+        # indexed keeps its first position (no pipelined executemany: see `insert`)
+        with self._errors(), self.conn.cursor() as cur:
+            if dependents:
+                cur.execute(
+                    "CREATE TEMP TABLE IF NOT EXISTS kreplay_dependents_new "
+                    "(owner uuid, stream uuid, kind text, position bigint) ON COMMIT DELETE ROWS"
+                )
+                with cur.copy("COPY kreplay_dependents_new (owner, stream, kind, position) FROM STDIN (FORMAT BINARY)") as copy:
+                    copy.set_types(["uuid", "uuid", "text", "int8"])
+                    for row in dependents:
+                        copy.write_row(row)
+                cur.execute(
+                    self._sql(
+                        "INSERT INTO {s}kreplay_dependents (owner, stream, kind, position) SELECT owner, stream, kind, position "
+                        "FROM kreplay_dependents_new ON CONFLICT (owner, stream) DO NOTHING"
+                    )
+                )
+                cur.execute("DELETE FROM kreplay_dependents_new")
+            if mentions:
+                with cur.copy(self._sql("COPY {s}kreplay_mentions (stream, position) FROM STDIN (FORMAT BINARY)")) as copy:
+                    copy.set_types(["uuid", "int8"])
+                    for row in mentions:
+                        copy.write_row(row)
 
     def lock(self, wait: bool) -> None:
         # a session-level advisory lock: held across the run's transactions, released by the

@@ -4,6 +4,7 @@ would show for each (for this very object: not an earlier one of the same name).
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from replay.cli.common import (
     Parents,
@@ -60,8 +61,9 @@ def cmd_describe(args: argparse.Namespace) -> int:
 
     request = resources.Request.of(args, args.resources)
     with open_store(args) as store:
-        travelled = travel_position(store, args) is not None
-        cluster = (None if travelled else _pods_only(store, request)) or load_cluster(store, args)
+        position = travel_position(store, args)
+        travelled = position is not None
+        cluster = _pods_only(store, request, position) or load_cluster(store, args)
         source = resources.Source(cluster, store)
         result = resources.build(request, source, verb="describe", allow_empty_selector=True)
         if result.errors and cluster.position and not cluster.objects.get("Node"):
@@ -91,8 +93,13 @@ def cmd_describe(args: argparse.Namespace) -> int:
         for info in infos:
             if not args.show_events:
                 events: list[dict[str, object]] = []
+            elif not isinstance(info.obj, dict) and (related := _related(store, info, cluster.position if travelled else None)) is not None:
+                # the events about an object come from its own stream, its dependents' (a
+                # workload's pod creates and deletes, a Deployment's scaling of its ReplicaSets)
+                # and the cluster's events that name it: the store's index says which
+                events = derived.events_about(derived.derive_events(related), info.obj)
             elif info.kind in OWN_STREAM_EVENTS and not isinstance(info.obj, dict):
-                # every event about a pod or a node comes from its own stream: read only that
+                # a store written before the index: a pod's or a node's own stream
                 events = derived.events_about(derived.derive_events(store.stream(info.kind, info.namespace, info.name, upto=cluster.position if travelled else None)), info.obj)
             else:
                 if whole_log is None:
@@ -114,13 +121,31 @@ def cmd_describe(args: argparse.Namespace) -> int:
 OWN_STREAM_EVENTS = ("Pod", "Node", "PersistentVolumeClaim", "Service", "ControllerRevision")
 
 
-def _pods_only(store: object, request: object) -> object:
-    """`describe pod NAME...`: a cluster of just those pods, each read from its own stream, so a
-    pod's description costs what its history costs, not the log's length."""
+def _related(store: Any, info: Any, upto: int | None) -> list[Any] | None:
+    """Every event Events about `info` can derive from, in log order: its stream, its
+    dependents' streams and the cluster's events that name it (None: the store has no index)."""
+    key = (info.kind, info.namespace, info.name)
+    dependents = store.dependents(*key, upto=upto)
+    mentions = store.mentions(*key, upto=upto)
+    if dependents is None or mentions is None:
+        return None
+    found = {e.position: e for e in store.stream(*key, upto=upto)}
+    for stream in dependents:
+        found.update((e.position, e) for e in stream)
+    found.update((e.position, e) for e in mentions)
+    return [found[p] for p in sorted(found)]
+
+
+def _pods_only(store: object, request: object, position: int | None = None) -> object:
+    """`describe pod NAME...`: a cluster of just those pods, each read from its own stream (as
+    of `position`, default the head), so a pod's description costs what its history costs, not
+    the log's length."""
     from projections import cluster_state
     from replay.cli import resources
     from replay.cli.common import UserError
 
+    if getattr(request, "filenames", None):
+        return None  # -f names its objects in files: read them once, in the whole cluster
     try:
         selection = resources.parse(request, verb="describe")  # type: ignore[arg-type]
     except UserError:
@@ -129,7 +154,7 @@ def _pods_only(store: object, request: object) -> object:
     if not pairs or any(kind != "Pod" for kind, _ in pairs) or getattr(request, "selector", ""):
         return None
     namespace = getattr(request, "namespace", "default")
-    return cluster_state.objects(store, [("Pod", namespace, name) for _, name in pairs])  # type: ignore[arg-type]
+    return cluster_state.objects(store, [("Pod", namespace, name) for _, name in pairs], position)  # type: ignore[arg-type]
 
 
 def _missing(line: str, selection: object) -> tuple[str, str]:

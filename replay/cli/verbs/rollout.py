@@ -116,7 +116,9 @@ def cmd_rollout(args: argparse.Namespace) -> int:
     from replay.cli.common import UserError, load_cluster, open_store, report_errors
 
     with open_store(args, write=args.action not in ("history", "status")) as store:
-        cluster = load_cluster(store, args) if args.action in ("history", "status") else load_cluster(store)
+        cluster = (_revisions_only(store, args) if args.action == "history" else None) or (
+            load_cluster(store, args) if args.action in ("history", "status") else load_cluster(store)
+        )
         source = resources.Source(cluster, store)
         result = resources.build(resources.Request.of(args, args.resources), source, verb=f"rollout {args.action}", require_names=True)
         infos, errors = result.infos, list(result.errors)
@@ -131,6 +133,34 @@ def cmd_rollout(args: argparse.Namespace) -> int:
                 raise UserError(f'error: {resources.plural(info.kind)} "{info.name}" {args.action[:-1] if args.action.endswith("e") else args.action}ing is not supported')
             code = max(code, _ACTIONS[args.action](args, store, cluster, info))
     return max(code, report_errors(errors))
+
+
+# what `rollout history` reads of a workload: its revisions (kubectl's history viewers)
+REVISION_KINDS = {"DaemonSet": ("ControllerRevision",), "StatefulSet": ("ControllerRevision",), "Deployment": ("ReplicaSet",)}
+
+
+def _revisions_only(store: Any, args: argparse.Namespace) -> Any:
+    """`rollout history TYPE NAME...`: a cluster of just those workloads and the revisions
+    that ever named them as owner, each read from its stream through the store's index, so
+    the history costs what the workload's history costs, not the log's length (None: build
+    the whole cluster: other argument forms, or a store without the index)."""
+    from projections import cluster_state
+    from replay.cli import resources
+    from replay.cli.common import UserError, travel_position
+
+    request = resources.Request.of(args, args.resources)
+    if request.selector or request.filenames or request.select_all or request.all_namespaces:
+        return None
+    try:
+        selection = resources.parse(request, verb=f"rollout {args.action}")
+    except UserError:
+        return None
+    pairs = selection.tuples or [(k, n) for k in selection.types for n in selection.names]
+    if not pairs or any(kind not in REVISION_KINDS for kind, _ in pairs):
+        return None
+    kinds = sorted({k for kind, _ in pairs for k in REVISION_KINDS[kind]})
+    keys = [(kind, request.namespace, name) for kind, name in pairs]
+    return cluster_state.with_dependents(store, keys, travel_position(store, args), kinds)
 
 
 def _history(args: argparse.Namespace, store: Any, cluster: Any, info: Any) -> int:

@@ -46,9 +46,9 @@ def cmd_why(args: argparse.Namespace) -> int:
     kind, name = pairs[0]
     namespace = "" if kind in CLUSTER_SCOPED else args.namespace
     with open_store(args) as store:
-        # only the object's own stream, unless the StatefulSet's blocker needs its pods
+        # only the object's own stream, and a StatefulSet's pods for its blocker
         if kind == "StatefulSet":
-            cluster = load_cluster(store)
+            cluster = _statefulset_view(store, namespace, name) or load_cluster(store)
         else:
             from projections import cluster_state
 
@@ -61,7 +61,11 @@ def cmd_why(args: argparse.Namespace) -> int:
         if kind in CONTROLLER_OF:
             # a workload's story includes its controller's decisions on its dependents (a
             # Deployment's ScalingReplicaSet steps are recorded on its ReplicaSets)
-            for dep in sorted(dependents(store.read(), kind, namespace, name)):
+            # (through the store's index: only the streams of objects that ever named it as
+            # their owner; the whole log on a store written before the index existed)
+            candidates = store.dependents(kind, namespace, name)
+            events = store.read() if candidates is None else (e for stream in candidates for e in stream)
+            for dep in sorted(dependents(events, kind, namespace, name)):
                 extra.extend(trail.about(*dep))
         fold = kind in CONTROLLER_OF
         text = explain(trail, cluster, kind, namespace, name, extra=extra, reasons=reasons, tail=args.tail, fold=fold)
@@ -87,3 +91,21 @@ def cmd_why(args: argparse.Namespace) -> int:
             text += f"\n\nnow ({iso(cluster.now)}): {line(stuck)}"
         out(text)
     return 0
+
+
+def _statefulset_view(store: object, namespace: str, name: str) -> object:
+    """A StatefulSet, the pods that ever named it as owner and the pods named for its ordinals
+    (`blocking_pod` reads those), each from its stream through the store's index (None: a store
+    without the index)."""
+    from engine.api.objects import StatefulSet
+    from engine.controllers.statefulset import pod_name, replicas_of, start_ordinal
+    from projections import cluster_state
+
+    key = ("StatefulSet", namespace, name)
+    stream = store.stream(*key)  # type: ignore[attr-defined]
+    sts = stream[-1].object if stream and hasattr(stream[-1], "object") else None
+    pods = []
+    if isinstance(sts, StatefulSet):
+        start = start_ordinal(sts)
+        pods = [("Pod", namespace, pod_name(sts, o)) for o in range(start, start + replicas_of(sts))]
+    return cluster_state.with_dependents(store, [key], None, ("Pod",), also=pods)  # type: ignore[arg-type]
