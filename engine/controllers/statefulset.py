@@ -602,6 +602,9 @@ def status_update(sts: StatefulSet, status: StatefulSetStatus) -> list[cmd.Comma
                 f"current {status.current_replicas} at {status.current_revision}, "
                 f"updated {status.updated_replicas} at {status.update_revision}"
             ),
+            # performUpdate writes the status computed so far even when updateStatefulSet
+            # failed (updateStatefulSetStatus), before UpdateStatefulSet truncates the history
+            despite_errors=True,
         )
     ]
 
@@ -901,11 +904,6 @@ class StatefulSetController:
     # modelled: the attempts are at one instant)
     status_update_retries = 3
     retry_on_conflict_only = True
-
-    def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], refused: ev.RequestRefused) -> list[cmd.Command]:
-        """performUpdate after updateStatefulSet failed: the status computed so far is still
-        written (updateStatefulSetStatus), then the error requeues the set."""
-        return [c for c in skipped if isinstance(c, cmd.UpdateStatus) and isinstance(c.object, StatefulSet)]
 
     def __init__(self, incremental: bool = True, check: bool = False) -> None:
         from engine.controllers.statefulset_index import StatefulSetIndex
