@@ -101,6 +101,9 @@ def test_ctrl_c_in_a_real_process(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "replay.cli", "replay", str(history), "--store", f"sqlite:{tmp_path / 'k.db'}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        # as from a terminal: a shell that runs the suite in the background (`make test &`)
+        # starts it with SIGINT ignored, and a child inherits that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(1.5)
     if proc.poll() is not None:
