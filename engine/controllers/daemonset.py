@@ -31,7 +31,13 @@ from engine.api.pods import availability_timers, is_available, is_ready, is_term
 from engine.api.selectors import from_label_selector
 from engine.api.state import Cluster
 from engine.controllers.hashing import compute_hash
-from engine.controllers.ownership import IncrementalMismatch, claim, controller_keys, owner_ref_to
+from engine.controllers.ownership import (
+    IncrementalMismatch,
+    IndexedController,
+    claim,
+    controller_keys,
+    owner_ref_to,
+)
 from engine.controllers.revisions import (
     HASH_LABEL,
     cleanup_history,
@@ -109,7 +115,7 @@ def scaled(value: int | str | None, total: int, round_up: bool) -> int:
 # --- the controller -----------------------------------------------------------------------------
 
 
-class DaemonSetController:
+class DaemonSetController(IndexedController):
     """`incremental` (the default) decides from a `DaemonSetIndex` kept current by the events;
     otherwise every sync is `reconcile_daemonset`, the full recomputation (the reference).
     `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
@@ -123,16 +129,6 @@ class DaemonSetController:
         self.check = check
 
     watches = frozenset({"DaemonSet", "Node", "Pod", "ControllerRevision"})  # the loop routes it these kinds' events alone
-
-    def forget(self) -> None:
-        """The loop's word that events were missed: the index starts over."""
-        if self.index is not None:
-            self.index.forget()
-
-    def caught_up(self, cluster: Cluster) -> None:
-        """The loop's word that it routed here every event of the watched kinds so far."""
-        if self.index is not None:
-            self.index.caught_up(cluster)
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if self.index is not None:

@@ -146,3 +146,20 @@ class IncrementalMismatch(AssertionError):
 
     def __init__(self, key: str, now: datetime, got: Sequence[cmd.Command], want: Sequence[cmd.Command]) -> None:
         super().__init__(f"{key} at {now.isoformat()}: incremental {list(got)!r} != reference {list(want)!r}")
+
+
+class IndexedController:
+    """A controller whose syncs read an `EventIndex` (None: the full recomputation alone):
+    the loop's `forget` and `caught_up` go to the index."""
+
+    index: EventIndex | None
+
+    def forget(self) -> None:
+        """The loop's word that events were missed: the index starts over."""
+        if self.index is not None:
+            self.index.forget()
+
+    def caught_up(self, cluster: Cluster) -> None:
+        """The loop's word that it routed here every event of the watched kinds so far."""
+        if self.index is not None:
+            self.index.caught_up(cluster)

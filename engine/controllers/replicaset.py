@@ -51,7 +51,13 @@ from engine.api.objects import (
 from engine.api.pods import is_available, is_ready, ready_since
 from engine.api.selectors import Selector, SelectorError, from_label_selector
 from engine.api.state import Cluster
-from engine.controllers.ownership import IncrementalMismatch, claim, controller_ref, owner_ref_to
+from engine.controllers.ownership import (
+    IncrementalMismatch,
+    IndexedController,
+    claim,
+    controller_ref,
+    owner_ref_to,
+)
 
 NAME = "replicaset-controller"
 BURST_REPLICAS = 500  # mirrors BurstReplicas in replica_set.go
@@ -452,7 +458,7 @@ def _selecting(cluster: Cluster, pod: KubeObject) -> list[str]:
     return keys
 
 
-class ReplicaSetController:
+class ReplicaSetController(IndexedController):
     """`incremental` (the default) decides from a `ReplicaSetIndex` kept current by the events;
     otherwise every sync is `reconcile_replicaset`, the full recomputation (the reference).
     `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
@@ -466,16 +472,6 @@ class ReplicaSetController:
         self.check = check
 
     watches = frozenset({"ReplicaSet", "Pod"})  # the loop routes it these kinds' events alone
-
-    def forget(self) -> None:
-        """The loop's word that events were missed: the index starts over."""
-        if self.index is not None:
-            self.index.forget()
-
-    def caught_up(self, cluster: Cluster) -> None:
-        """The loop's word that it routed here every event of the watched kinds so far."""
-        if self.index is not None:
-            self.index.caught_up(cluster)
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if self.index is not None:

@@ -51,6 +51,7 @@ from engine.api.state import Cluster
 from engine.controllers.hashing import revision_data, statefulset_revision_hash, with_go_zero_values
 from engine.controllers.ownership import (
     IncrementalMismatch,
+    IndexedController,
     claim,
     controller_keys,
     controller_ref,
@@ -893,7 +894,7 @@ def blocking_pod(sts: StatefulSet, cluster: Cluster, now: datetime) -> tuple[str
 # --- the controller -----------------------------------------------------------------------------
 
 
-class StatefulSetController:
+class StatefulSetController(IndexedController):
     """`incremental` (the default) decides from a `StatefulSetIndex` kept current by the events;
     otherwise every sync is `reconcile_statefulset`, the full recomputation (the reference).
     `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
@@ -912,16 +913,6 @@ class StatefulSetController:
         self.check = check
 
     watches = frozenset({"StatefulSet", "Pod", "PersistentVolumeClaim"})  # the loop routes it these kinds' events alone
-
-    def forget(self) -> None:
-        """The loop's word that events were missed: the index starts over."""
-        if self.index is not None:
-            self.index.forget()
-
-    def caught_up(self, cluster: Cluster) -> None:
-        """The loop's word that it routed here every event of the watched kinds so far."""
-        if self.index is not None:
-            self.index.caught_up(cluster)
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if self.index is not None:
