@@ -94,12 +94,23 @@ def test_ctrl_c_ends_in_one_line_with_130_and_appends_nothing(capsys: pytest.Cap
 
 
 def test_ctrl_c_in_a_real_process(tmp_path: Path) -> None:
-    """SIGINT while a long replay runs: exit 130, one line, no traceback."""
-    lines = [*(node(f"node-{i:04}") for i in range(1500)), {"at": T0, "op": "kubelet", "readyAfter": "10s"}, daemonset("agent:1")]
+    """SIGINT while a long replay runs: exit 130, one line, no traceback.
+
+    The history is work for many seconds of CPU even on a quiet machine (3,000 nodes, then three
+    rolling updates one node at a time: about 8 s of CPU), so the signal lands mid-run: 1,500 nodes and one
+    DaemonSet once finished inside the 1.5 s wait on an idle CI machine."""
+    lines = [
+        *(node(f"node-{i:04}") for i in range(3000)),
+        {"at": T0, "op": "kubelet", "readyAfter": "1s"},
+        daemonset("agent:1"),
+        daemonset("agent:2", "2026-11-20T13:00:00Z"),
+        daemonset("agent:3", "2026-11-20T22:00:00Z"),
+        daemonset("agent:4", "2026-11-21T08:00:00Z"),
+    ]
     history = write(tmp_path / "big.jsonl", lines)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "replay.cli", "replay", str(history), "--store", f"sqlite:{tmp_path / 'k.db'}"],
+        [sys.executable, "-m", "replay.cli", "replay", str(history), "--settle", "48h", "--store", f"sqlite:{tmp_path / 'k.db'}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         # as from a terminal: a shell that runs the suite in the background (`make test &`)
         # starts it with SIGINT ignored, and a child inherits that
