@@ -419,6 +419,19 @@ def test_parallel_scale_down_delete_error_stops_the_later_batches():
     assert not pods(engine)
 
 
+def test_parallel_batches_double_up_to_max_batch_size():
+    """slowStartBatch(1, n, fn) in stateful_set_control.go: batches of 1, 2, 4, ... 256, then
+    min(2 * 256, MaxBatchSize) = 500 each; the call at `index` runs in batch slow_start_batch_of."""
+    from engine.controllers.statefulset import slow_start_batch_of, slow_start_batches_for
+
+    sizes: dict[int, int] = {}
+    for index in range(2011):
+        batch = slow_start_batch_of(index)
+        sizes[batch] = sizes.get(batch, 0) + 1
+    assert [sizes[b] for b in sorted(sizes)] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 500, 500, 500]
+    assert [slow_start_batches_for(n) for n in (0, 1, 3, 4, 511, 512, 1011)] == [0, 1, 2, 3, 9, 10, 10]
+
+
 @pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"], ids=["monotonic", "burst"])
 def test_recreates_failed_pod_with_delete_failure(policy):
     """RecreatesFailedPodWithDeleteFailure/Monotonic and /Burst: the Failed pod's delete is
