@@ -20,8 +20,11 @@ class Command(msgspec.Struct, tag=True, tag_field="command", frozen=True, kw_onl
     # one, as upstream's error paths: by default the sync stopped at the refusal and this is
     # never sent; requests of one parallel group (a slowStartBatch batch, syncNodes' deletes:
     # the same nonzero `group`) all go out; `despite_errors` ones go out anyway (syncNodes
-    # deletes after a failed create batch)
+    # deletes after a failed create batch); within a group, the requests of one worker (one
+    # goroutine of the batch, e.g. a StatefulSet's processReplica: a claim, then its pod) share
+    # a nonzero `chain`, and a refused one ends the rest of its chain alone
     group: int = 0
+    chain: int = 0
     despite_errors: bool = False
 
 

@@ -700,7 +700,9 @@ class SyncRun:
     Without faults every command is carried out (`Engine.execute`). A request an injected fault
     refuses is recorded (`RequestRefused`) and ends the sync as upstream's error return does:
     later requests are not sent, except those of the refused one's parallel group (the rest of
-    its `slowStartBatch` batch) and those marked `despite_errors` (syncNodes' deletes); creates
+    its `slowStartBatch` batch, but not the rest of a worker's `chain` that met a refusal: a
+    StatefulSet pod whose claim was refused) and those marked `despite_errors` (syncNodes'
+    deletes); creates
     never sent are the skipped ones whose expectations upstream lowers (`CreationObserved`).
     Then the controller's status write after an error (`after_sync_error`: storeDaemonSetStatus,
     calculateStatus with ReplicaFailure, updateStatefulSetStatus), and the workqueue's
@@ -709,7 +711,7 @@ class SyncRun:
     `retry_on_conflict_only`: RetryOnConflict). A sync without refusals after failures is the
     workqueue's `Forget` (`FailuresForgotten`)."""
 
-    __slots__ = ("actor", "engine", "failed", "key", "skipped", "trigger")
+    __slots__ = ("actor", "broken", "engine", "failed", "key", "skipped", "trigger")
 
     def __init__(self, engine: Engine, actor: Controller, key: str, trigger: int) -> None:
         self.engine = engine
@@ -718,21 +720,28 @@ class SyncRun:
         self.trigger = trigger
         self.failed: tuple[cmd.Command, ev.RequestRefused] | None = None
         self.skipped: list[cmd.Command] = []
+        self.broken: set[tuple[int, int]] = set()  # (group, chain) of the workers a refusal ended
 
     def skips(self, command: cmd.Command) -> bool:
         """Is this command one the sync no longer sends (an earlier request was refused)?"""
-        if self.failed is None:
+        if self.failed is None or command.despite_errors:
             return False
         first = self.failed[0]
-        return not (command.despite_errors or (command.group and command.group == first.group))
+        if not (command.group and command.group == first.group):
+            return True
+        # the rest of the failing batch goes out, but a worker stops at its own error
+        return bool(command.chain) and (command.group, command.chain) in self.broken
 
     def issue(self, command: cmd.Command) -> None:
         if self.skips(command):
             self.skipped.append(command)
             return
         refused = self.send(command)
-        if refused is not None and self.failed is None:
-            self.failed = (command, refused)
+        if refused is not None:
+            if self.failed is None:
+                self.failed = (command, refused)
+            if command.chain:
+                self.broken.add((command.group, command.chain))
 
     def send(self, command: cmd.Command) -> ev.RequestRefused | None:
         """Carry out one command; a status write is retried as the controller does upstream."""

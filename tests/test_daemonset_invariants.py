@@ -53,6 +53,7 @@ from engine.controllers.revisions import HASH_LABEL, template_data
 from engine.events import KubeletPolicy
 from engine.loop import Engine
 from engine.scheduling.nodeaffinity import pod_target_node
+from tests.faultrules import inject_fault_rule, requeue_pending
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -452,25 +453,13 @@ class DaemonSetMachine(RuleBasedStateMachine):
 
     # --- API faults (issue 14 section 2) ---------------------------------------------------------
 
-    @rule(
-        request=st.sampled_from([("create", "", "Pod"), ("delete", "", "Pod"), ("update", "status", "DaemonSet"), ("create", "", "ControllerRevision"), ("", "", "")]),
-        code=st.sampled_from([403, 409, 422, 429, 500, 504]),
-        count=st.one_of(st.integers(min_value=1, max_value=6), st.none()),
-        seconds=st.integers(min_value=1, max_value=30),
-        after=st.integers(min_value=0, max_value=3),
+    inject_fault = inject_fault_rule(
+        [(NAME, "create", "", "Pod"), (NAME, "delete", "", "Pod"), (NAME, "update", "status", "DaemonSet"), (NAME, "create", "", "ControllerRevision")]
     )
-    def inject_fault(self, request: tuple[str, str, str], code: int, count: int | None, seconds: int, after: int) -> None:
-        """The API server refuses the controller's requests for the next `count` of them, or
-        for `seconds`; the invariants hold throughout, and those about a converged set apply
-        once its last sync succeeded (no failure left in its workqueue)."""
-        verb, subresource, kind = request
-        until = None if count is not None else self.now + timedelta(seconds=seconds)
-        fault = ev.ApiFault(client=NAME, verb=verb, subresource=subresource, kind=kind, code=code, count=count or 0, until=until, after=after)
-        self.run(op.InjectFault(at=self.now, fault=fault))
 
     def faulted(self) -> bool:
         """A sync of the controller failed and its rate-limited requeue is still to come."""
-        return any(owner == NAME for owner, _ in self.cluster.failures)
+        return requeue_pending(self.cluster, NAME)
 
     # --- invariants -----------------------------------------------------------------------------
 

@@ -16,7 +16,15 @@ hold at each event are checked at each event's time:
    replicas - maxUnavailable and non-terminating, non-terminal pods never exceed
    replicas + maxSurge (mirrors `reconcileNewReplicaSet`, `reconcileOldReplicaSets`,
    `ResolveFenceposts`); a scaling event, a pause, a bad image or a deleted pod ends that
-   guarantee (`scale` is proportional and ignores availability);
+   guarantee (`scale` is proportional and ignores availability). Narrowed to what Kubernetes
+   guarantees: with minReadySeconds, `cleanupUnhealthyReplicas` scales an old ReplicaSet down by
+   its *unavailable* count, but the ReplicaSet picks the pods by `ActivePodsWithRanks`, which
+   ranks readiness, not availability (co-located pods, then the most recently ready, go first),
+   so it may delete an available pod and keep a ready one that is not available yet: each such
+   kept pod lowers the floor by one until it becomes available
+   (`test_old_replicaset_scale_down_may_delete_an_available_pod_over_a_ready_one`). Refused pod
+   deletes (API faults) leave pods the Deployment controller no longer counts, so the maxSurge
+   ceiling then applies to the ReplicaSets' spec.replicas, as `NewRSNewReplicas` computes it;
 2. Recreate: a pod of the new ReplicaSet is created only once no pod of another ReplicaSet is in
    a non-terminal phase (mirrors `rolloutRecreate` / `oldPodsRunning`);
 3. at rest, healthy and not paused: exactly one ReplicaSet has replicas (none when spec.replicas
@@ -47,7 +55,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
-from hypothesis import HealthCheck, note, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -56,7 +64,7 @@ from engine import events as ev
 from engine import operations as op
 from engine.actors import default_actors
 from engine.api.objects import Deployment, KubeObject, Pod, ReplicaSet, decode_object
-from engine.api.pods import is_available
+from engine.api.pods import is_available, is_ready
 from engine.api.state import Cluster
 from engine.controllers.deployment import NAME, reconcile_deployment
 from engine.controllers.deployment.util import (
@@ -70,9 +78,11 @@ from engine.controllers.deployment.util import (
     replicas,
 )
 from engine.controllers.ownership import controller_ref
+from engine.controllers.replicaset import NAME as RS_NAME
 from engine.controllers.replicaset import reconcile_replicaset
 from engine.events import KubeletPolicy
 from engine.loop import Engine
+from tests.faultrules import inject_fault_rule, requeue_pending
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -328,6 +338,16 @@ class DeploymentMachine(RuleBasedStateMachine):
         self.window_why = ""
         # a Recreate rollout that started from one ReplicaSet with pods (not a strategy switch mid-rollout)
         self.recreate_clean = False
+        # the Deployment controller dropped its key after maxRetries failed syncs (upstream waits
+        # for the next event or the informers' resync)
+        self.dropped = False
+        # a pod delete was refused while the rolling-update guarantee holds: the pods it kept
+        # are not counted by the Deployment controller (it sums the ReplicaSets' spec.replicas)
+        self.deletes_refused = False
+        # ready, not yet available pods a ReplicaSet kept while deleting an available sibling
+        # (ActivePodsWithRanks ranks readiness): each lowers the availability floor meanwhile
+        self.kept_unavailable: list[tuple[str, str]] = []  # (ReplicaSet uid, pod name)
+        self.excused: list[str] = []  # every such deletion, for the tests
         self.ready_after = 0.0
         self.engine.run([op.ConfigureKubelet(at=self.now, policy=self.policy())])
         for name in NODE_NAMES:
@@ -388,6 +408,12 @@ class DeploymentMachine(RuleBasedStateMachine):
             self.violation(event, f"replica set {obj.metadata.name} created while the deployment is paused")  # 7
         if isinstance(event, ev.ObjectCreated) and isinstance(obj, Pod):
             self.check_recreate(event, obj)
+        if isinstance(event, ev.FailuresForgotten) and event.owner == NAME and event.reason == "max-retries":
+            self.dropped = True
+        if isinstance(event, ev.RequestRefused) and event.by == RS_NAME and (event.verb, event.kind) == ("delete", "Pod"):
+            self.deletes_refused = True
+        if isinstance(event, ev.DeletionStarted) and event.by == RS_NAME and isinstance(obj, Pod):
+            self.note_ranked_by_readiness(event, obj)
         self.shadow.evolve(event)
         self.recreate_clean = self.recreate_clean or self.one_generation_of_pods()
         self.check_rolling(event)
@@ -404,6 +430,8 @@ class DeploymentMachine(RuleBasedStateMachine):
             why = healthy(self.shadow, old, event.at)
             if why is None:
                 self.window = rollout_params(new)
+                self.deletes_refused = False
+                self.kept_unavailable = []
                 self.window_why = f"event {event.position} at +{(event.at - T0).total_seconds():g}s: {brief_d(new)}"
                 note(f"  event {event.position}: rolling-update guarantee starts, surge {self.window[3]}, unavailable {self.window[4]}")
         if new.spec.strategy.type != "Recreate" or new.spec.paused or old is None or old.spec.strategy.type != "Recreate":
@@ -420,6 +448,31 @@ class DeploymentMachine(RuleBasedStateMachine):
         owners = {rs.metadata.uid for rs in owned_rss(self.shadow, d) for p in pods_of(self.shadow, rs) if non_terminal(p)}
         return len(owners) <= 1
 
+    def note_ranked_by_readiness(self, event: ev.Event, pod: Pod) -> None:
+        """Before the fold: the ReplicaSet starts deleting `pod`; if it was available while a
+        sibling is Ready but not yet available, the sibling is kept by readiness ranking
+        (getPodsToDelete, ActivePodsWithRanks: not ready < ready, doubled up, ready more
+        recently), not by availability, and counts against the floor until available."""
+        if self.window is None:
+            return
+        min_ready = self.window[2]
+        before = self.shadow.get("Pod", NS, pod.metadata.name)
+        ref = controller_ref(pod)
+        rs = self.shadow.get("ReplicaSet", NS, ref.name) if ref is not None else None
+        if not isinstance(before, Pod) or not isinstance(rs, ReplicaSet) or not is_available(before, min_ready, event.at):
+            return
+        kept = sorted(
+            p.metadata.name
+            for p in pods_of(self.shadow, rs)
+            if live(p) and p.metadata.name != pod.metadata.name and is_ready(p) and not is_available(p, min_ready, event.at)
+            and (rs.metadata.uid, p.metadata.name) not in self.kept_unavailable
+        )
+        if kept:
+            why = f"{rs.metadata.name} deletes available {pod.metadata.name} and keeps ready, not yet available {kept[0]} (readiness ranking)"
+            note(f"  event {event.position}: {why}")
+            self.kept_unavailable.append((rs.metadata.uid, kept[0]))
+            self.excused.append(why)
+
     def check_rolling(self, event: ev.Event) -> None:
         """Invariant 1, after the event: within maxUnavailable and maxSurge."""
         d = the_deployment(self.shadow)
@@ -428,12 +481,21 @@ class DeploymentMachine(RuleBasedStateMachine):
         n, _, min_ready, surge, unavailable = self.window
         pods = [p for rs in owned_rss(self.shadow, d) for p in pods_of(self.shadow, rs) if live(p)]
         available = [p for p in pods if is_available(p, min_ready, event.at)]
-        if len(available) < n - unavailable or len(pods) > n + surge:
+        # maxSurge bounds the ReplicaSets' spec.replicas (NewRSNewReplicas sums them); the live
+        # pods follow, unless a ReplicaSet's pod delete was refused: that pod stays meanwhile
+        total = sum(replicas(rs) for rs in owned_rss(self.shadow, d)) if self.deletes_refused else len(pods)
+        names = {p.metadata.name: p for p in pods}
+        self.kept_unavailable = [
+            (uid, name) for uid, name in self.kept_unavailable
+            if name in names and not is_available(names[name], min_ready, event.at)
+        ]
+        floor = n - unavailable - len(self.kept_unavailable)
+        if len(available) < floor or total > n + surge:
             rss = [brief_rs(r) for r in owned_rss(self.shadow, d)]
             self.violation(
                 event,
                 f"{len(available)} available and {len(pods)} live pods, but replicas {n} with maxUnavailable "
-                f"{unavailable} and maxSurge {surge} allow {n - unavailable}..{n + surge} (guarantee since "
+                f"{unavailable} and maxSurge {surge} allow {floor}..{n + surge} (guarantee since "
                 f"{self.window_why}); replica sets {rss}; pods {[brief_pod(p, event.at, min_ready) for p in pods]}",
             )
             self.window = None  # report the first breach only
@@ -516,30 +578,47 @@ class DeploymentMachine(RuleBasedStateMachine):
                         f"its replica set {owner.metadata.name} {owner.metadata.labels.get(HASH_LABEL)}",
                     )
 
-    def check_settled(self) -> None:
-        """Invariant 6: the loop settled at this instant, so fresh syncs find nothing to do."""
+    def check_settled(self) -> bool:
+        """Invariant 6: the loop settled at this instant, so fresh syncs find nothing to do
+        (unless a sync failed: its work waits for the rate-limited requeue). True when it
+        resynced the Deployment, as upstream's informers would (new work may be under way)."""
         assert not any(self.engine.dirty.values()), "the engine is not settled"
         d = self.d()
         if d is None or self.engine.now is None:
-            return
+            return False
+        if self.faulted():
+            note("  a sync failed: its work waits for the rate-limited requeue")
+            return False
         now = self.engine.now
         pending = [c for c in reconcile_deployment(d, self.cluster, now) if not isinstance(c, cmd.SetTimer)]
+        resync = ""
         if d.spec.strategy.type == "Recreate" and pending and "Recreate: no old pod is left" in pending[0].message:
             # The last old pod went without waking the Deployment, as upstream's deletePod does
             # not either (it enqueues a Recreate Deployment only when no pod of any of its
             # ReplicaSets is left, and only if the pod's ReplicaSet still exists): upstream
             # rolls on at the informers' periodic resync, which the engine does not model. Resync.
-            note(f"  resync (upstream's informer resync; deletePod did not enqueue): {pending[0].message}")
+            resync = f"deletePod did not enqueue: {pending[0].message}"
+        elif self.dropped and pending:
+            # handleErr dropped the key after maxRetries (15) failed syncs: upstream syncs it
+            # again at the next event of the Deployment or its ReplicaSets, or at the resync
+            resync = f"the key was dropped after {NAME}'s maxRetries: {pending[0].message}"
+        if resync:
+            note(f"  resync (upstream's informer resync; {resync})")
+            self.dropped = False
             self.engine.dirty[NAME][f"{NS}/{D_NAME}"] = self.cluster.position
             self.engine.settle()
             self.take()
             d = self.d()
             assert d is not None
+            if self.faulted():
+                return True
         extra = [c for c in reconcile_deployment(d, self.cluster, now) if not isinstance(c, cmd.SetTimer)]
         assert not extra, f"a settled deployment still syncs: {[(type(c).__name__, c.reason, c.message) for c in extra]}"
         for rs in owned_rss(self.cluster, d):
             extra = [c for c in reconcile_replicaset(rs, self.cluster, now) if not isinstance(c, cmd.SetTimer)]
             assert not extra, f"settled replica set {rs.metadata.name} still syncs: {[(type(c).__name__, c.reason, c.message) for c in extra]}"
+        self.dropped = False  # settled: nothing was left undone
+        return bool(resync)
 
     # --- rules ----------------------------------------------------------------------------------
 
@@ -608,6 +687,25 @@ class DeploymentMachine(RuleBasedStateMachine):
         self.stop_after = stop_after  # graceful termination; 45 s outlasts the 30 s grace period
         self.run(op.ConfigureKubelet(at=self.now, policy=self.policy()))
 
+    # --- API faults (issue 14 section 2) ---------------------------------------------------------
+
+    inject_fault = inject_fault_rule(
+        [
+            (NAME, "create", "", "ReplicaSet"),
+            (NAME, "update", "", "ReplicaSet"),
+            (NAME, "delete", "", "ReplicaSet"),
+            (NAME, "update", "status", "Deployment"),
+            (RS_NAME, "create", "", "Pod"),
+            (RS_NAME, "delete", "", "Pod"),
+            (RS_NAME, "update", "status", "ReplicaSet"),
+        ]
+    )
+
+    def faulted(self) -> bool:
+        """A sync of the Deployment or ReplicaSet controller failed and its rate-limited requeue
+        is still to come."""
+        return requeue_pending(self.cluster, NAME, RS_NAME)
+
     @rule(seconds=st.sampled_from([1, 3, 5, 6, 11, 20, 40]))
     def advance(self, seconds: int) -> None:
         self.now += timedelta(seconds=seconds)
@@ -615,10 +713,12 @@ class DeploymentMachine(RuleBasedStateMachine):
 
     @rule()
     def run_to_rest(self) -> None:
-        settled = self.engine.finish()
-        note(f"finish: {settled}")
-        self.take()
-        self.check_settled()
+        for _ in range(3):  # a resync may start work again
+            settled = self.engine.finish()
+            note(f"finish: {settled}")
+            self.take()
+            if not self.check_settled():
+                break
         assert settled.at_rest, f"no rest within the settle limit: {settled}"
         self.check_at_rest()
 
@@ -654,6 +754,12 @@ class DeploymentMachine(RuleBasedStateMachine):
             f"at rest, status replicas/updated/available {s.replicas}/{s.updated_replicas}/{s.available_replicas}, "
             f"spec.replicas {n}: {listing}"
         )
+        live_pods = [p.metadata.name for r in rss for p in pods_of(self.cluster, r) if live(p)]
+        assert len(live_pods) == n, f"at rest, {len(live_pods)} live pods for spec.replicas {n}: {sorted(live_pods)}; {listing}"
+        # cleanupDeployment: at most revisionHistoryLimit old ReplicaSets, all scaled to zero, stay
+        limit = d.spec.revision_history_limit if d.spec.revision_history_limit is not None else 10
+        old = [r.metadata.name for r in rss if r is not new and r.metadata.deletion_timestamp is None]
+        assert len(old) <= limit, f"at rest, {len(old)} old replica sets {old} with revisionHistoryLimit {limit}: {listing}"
         top = max(int(t) for r in rss if (t := revision_of(r)) is not None and t.isdigit())
         assert revision_of(new) == str(top), f"at rest, the new replica set {new.metadata.name} is not the highest revision: {listing}"
         assert d.metadata.annotations.get(REVISION) == str(top), (
@@ -699,3 +805,73 @@ def test_a_deadline_requeue_in_the_past_does_not_loop() -> None:
     assert e.finish().at_rest
     web = e.cluster.get("Deployment", "default", "web")
     assert isinstance(web, Deployment) and web.status.available_replicas == 2
+
+
+def test_old_replicaset_scale_down_may_delete_an_available_pod_over_a_ready_one() -> None:
+    """Found by this machine (narrowed in invariant 1): replicas 3, maxSurge 0, maxUnavailable 1,
+    minReadySeconds 5, two nodes. The second template arrives while the first rollout's last pod
+    (on n2) is Ready but not yet available: `cleanupUnhealthyReplicas` scales that ReplicaSet from
+    3 to 2 (its one unavailable replica, so "no availability lost"), but `getPodsToDelete` ranks
+    with `ActivePodsWithRanks`: all three are Ready, the two on n1 are doubled up, and of those the
+    more recently ready one goes, an available pod. Two pods stay available, one is Ready only:
+    available drops to 1, below replicas - maxUnavailable, as upstream's would."""
+    from replay.history import parse_lines
+
+    def at(seconds: int) -> str:
+        return (T0 + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+
+    def d(image: str, t: int) -> dict[str, Any]:
+        spec = {
+            "replicas": 3,
+            "minReadySeconds": 5,
+            "selector": {"matchLabels": APP},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+            "template": {"metadata": {"labels": APP}, "spec": {"containers": [{"name": "web", "image": image}]}},
+        }
+        return {"at": at(t), "op": "apply", "object": {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": D_NAME, "namespace": NS}, "spec": spec}}
+
+    nodes = [{"at": at(0), "op": "apply", "object": msgspec.to_builtins(node(n))} for n in ("n1", "n2")]
+    history = [*nodes, d("web:1", 0), d("web:2", 60), d("web:3", 72)]
+    e = engine()
+    e.run(parse_lines((i, msgspec.json.encode(line).decode()) for i, line in enumerate(history, start=1)))
+    second = T0 + timedelta(seconds=72)
+    shadow = Cluster()
+    applied = False  # the third template is in (the first rollout's last step came before it)
+    for event in e.events:
+        if isinstance(event, ev.DeletionStarted) and event.by == RS_NAME and applied:
+            victim = shadow.get("Pod", NS, event.object.metadata.name)
+            break
+        shadow.evolve(event)
+        applied = applied or (isinstance(event.object, Deployment) and image_of(event.object) == "web:3" if isinstance(event, ev.ObjectEvent) else False)
+    else:
+        raise AssertionError("the old ReplicaSet deleted no pod at the second template")
+    assert isinstance(victim, Pod) and is_available(victim, 5, second), "the deleted pod was available"
+    siblings = [p for p in shadow.list("Pod", NS) if isinstance(p, Pod) and p.metadata.name != victim.metadata.name and controller_ref(p) == controller_ref(victim)]
+    kept = [p.metadata.name for p in siblings if is_ready(p) and not is_available(p, 5, second)]
+    assert len(kept) == 1, f"a Ready, not yet available pod is kept: {[brief_pod(p, second, 5) for p in siblings]}"
+    shadow.evolve(event)
+    live_pods = [p for p in shadow.list("Pod", NS) if isinstance(p, Pod) and live(p)]
+    assert sum(is_available(p, 5, second) for p in live_pods) == 1 < 3 - 1
+    assert event.at == second and victim.spec.node_name == "n1"
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_the_machine_excuses_the_readiness_ranked_deletion_and_nothing_else(_: None) -> None:
+    """The machine's own rollout of the case above, on its three nodes (replicas 3, maxSurge 1,
+    maxUnavailable 1, minReadySeconds 5, a third template 6 s into the second rollout): the
+    deletion is excused, once, and no other event breaks invariant 1."""
+    machine = DeploymentMachine()
+
+    def d(image: str) -> Deployment:
+        return deployment(image=image, count=3, strategy="RollingUpdate", fenceposts=(1, 1), min_ready_seconds=5, progress_deadline=None, history_limit=2)
+
+    machine.run(op.Apply(at=machine.now, object=d("web:1")))
+    for image, seconds in (("web:2", 60), ("web:3", 6)):
+        machine.now += timedelta(seconds=seconds)
+        machine.run(op.Advance(at=machine.now))
+        machine.run(op.Apply(at=machine.now, object=d(image)))
+    machine.run_to_rest()
+    assert not machine.violations, machine.violations
+    assert len(machine.excused) == 1, machine.excused
+    assert machine.window is not None, "the rolling-update guarantee held to the end"

@@ -43,8 +43,13 @@ def replicaset(replicas: int, t: float = 1) -> dict[str, Any]:
     return {"at": at(t), "op": "apply", "object": {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "foo", "namespace": "default"}, "spec": spec}}
 
 
-def statefulset(replicas: int = 3, image: str = "foo:1", t: float = 1) -> dict[str, Any]:
-    spec = {"replicas": replicas, "serviceName": "foo", "selector": {"matchLabels": LABELS}, "template": template(image)}
+def statefulset(replicas: int = 3, image: str = "foo:1", t: float = 1, policy: str = "", claims: bool = False) -> dict[str, Any]:
+    spec: dict[str, Any] = {"replicas": replicas, "serviceName": "foo", "selector": {"matchLabels": LABELS}, "template": template(image)}
+    if policy:
+        spec["podManagementPolicy"] = policy
+    if claims:
+        claim = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+        spec["volumeClaimTemplates"] = [{"metadata": {"name": "data"}, "spec": claim}]
     return {"at": at(t), "op": "apply", "object": {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "foo", "namespace": "default"}, "spec": spec}}
 
 
@@ -339,6 +344,105 @@ def test_statefulset_honor_revision_history_limit():
         revisions = engine.cluster.list("ControllerRevision", "default")
         assert len(revisions) <= 10 + 2, f"update {i}: {len(revisions)} revisions"
     assert any(e for e in engine.events if isinstance(e, ev.RequestRefused))
+    assert_ready_and_scaled(engine)
+
+
+# --- StatefulSet, podManagementPolicy: Parallel (runForAll's slowStartBatch) ------------------
+
+
+def sts_fault(**fields: Any) -> dict[str, Any]:
+    return fault(client="statefulset-controller", code=500, message="API server failed", **fields)
+
+
+def names(events: list[ev.Event]) -> list[str]:
+    return [e.name if isinstance(e, ev.RequestRefused) else e.object.metadata.name for e in events]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"], ids=["monotonic", "burst"])
+def test_create_pod_failure_under_either_policy(policy):
+    """CreatePodFailure/Monotonic and /Burst (TestStatefulSetControl): the third create fails
+    once; under Parallel it is the second call of batch 2 ({1, 2}), so nothing else is held
+    back; the set scales to 3 ready replicas either way."""
+    engine = replay(node("n"), sts_fault(verb="create", kind="Pod", after=2, count=1), statefulset(policy=policy))
+    assert names(refused(engine.events)) == ["foo-2"]
+    assert_ready_and_scaled(engine)
+
+
+def test_parallel_sends_the_rest_of_the_failing_batch_and_stops_the_later_ones():
+    """runForAll under Parallel is slowStartBatch(1, replicas, processReplica): batches {0},
+    {1, 2}, {3, 4}. The create of foo-1 is refused: foo-2, in the same batch, still goes out;
+    batch 3 does not (its creates are counted as not sent); the requeue creates the rest."""
+    engine = replay(node("n"), sts_fault(verb="create", kind="Pod", after=1, count=1), statefulset(5, policy="Parallel"), finish=False)
+    sync = first_sync(engine, "statefulset-controller")
+    assert names(created(sync)) == ["foo-0", "foo-2"]
+    assert names(refused(sync)) == ["foo-1"]
+    failed = sync[-1]
+    assert isinstance(failed, ev.SyncFailed) and "2 creates not sent" in failed.message
+    engine.finish()
+    assert_ready_and_scaled(engine, 5)
+
+
+def test_parallel_a_refused_claim_stops_its_own_pod_only():
+    """processReplica's CreateStatefulPod creates the claims first and returns at their error:
+    the refused claim's pod is not created, the other call of its batch (claim and pod of
+    foo-2) goes out, and the later batches wait for the requeue."""
+    engine = replay(
+        node("n"),
+        sts_fault(verb="create", kind="PersistentVolumeClaim", name="data-foo-1", count=1),
+        statefulset(5, policy="Parallel", claims=True),
+        finish=False,
+    )
+    sync = first_sync(engine, "statefulset-controller")
+    assert names(refused(sync, kind="PersistentVolumeClaim")) == ["data-foo-1"]
+    assert names(created(sync, "PersistentVolumeClaim")) == ["data-foo-0", "data-foo-2"]
+    assert names(created(sync)) == ["foo-0", "foo-2"]
+    engine.finish()
+    assert_ready_and_scaled(engine, 5)
+    assert sorted(c.metadata.name for c in engine.cluster.list("PersistentVolumeClaim", "default")) == [f"data-foo-{i}" for i in range(5)]
+
+
+def test_parallel_scale_down_delete_error_stops_the_later_batches():
+    """TestStatefulSetControlScaleDownDeleteError, under Parallel: processCondemned runs in
+    slowStartBatch too, highest ordinal first ({4}, {3, 2}, {1, 0}); the delete of foo-3 is
+    refused, foo-2 goes with it, foo-1 and foo-0 wait; the requeue scales to 0."""
+    engine = replay(node("n"), statefulset(5, policy="Parallel"))
+    lines = [sts_fault(t=30, verb="delete", kind="Pod", after=1, count=1), statefulset(0, policy="Parallel", t=31)]
+    engine.run(parse_lines((30 + i, json.dumps(line)) for i, line in enumerate(lines)))
+    later = [e for e in engine.events if e.at >= T0 + timedelta(seconds=31)]
+    sync = later[: next(i for i, e in enumerate(later) if isinstance(e, ev.SyncFailed)) + 1]  # the first sync alone
+    deleted = [e.object.metadata.name for e in sync if isinstance(e, ev.DeletionStarted) and e.by == "statefulset-controller"]
+    assert names(refused(sync, "delete")) == ["foo-3"]
+    assert deleted == ["foo-4", "foo-2"]
+    engine.finish()
+    sts = engine.cluster.get("StatefulSet", "default", "foo")
+    assert isinstance(sts, StatefulSet) and (sts.status.replicas, sts.status.ready_replicas) == (0, 0)
+    assert not pods(engine)
+
+
+def test_parallel_batches_double_up_to_max_batch_size():
+    """slowStartBatch(1, n, fn) in stateful_set_control.go: batches of 1, 2, 4, ... 256, then
+    min(2 * 256, MaxBatchSize) = 500 each; the call at `index` runs in batch slow_start_batch_of."""
+    from engine.controllers.statefulset import slow_start_batch_of, slow_start_batches_for
+
+    sizes: dict[int, int] = {}
+    for index in range(2011):
+        batch = slow_start_batch_of(index)
+        sizes[batch] = sizes.get(batch, 0) + 1
+    assert [sizes[b] for b in sorted(sizes)] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 500, 500, 500]
+    assert [slow_start_batches_for(n) for n in (0, 1, 3, 4, 511, 512, 1011)] == [0, 1, 2, 3, 9, 10, 10]
+
+
+@pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"], ids=["monotonic", "burst"])
+def test_recreates_failed_pod_with_delete_failure(policy):
+    """RecreatesFailedPodWithDeleteFailure/Monotonic and /Burst: the Failed pod's delete is
+    refused once (under Parallel it is batch 1, so the other ordinals' batches wait), then it
+    is deleted and created again: replicas + 1 creates in all."""
+    engine = replay(node("n"), statefulset(policy=policy))
+    lines = [sts_fault(t=30, verb="delete", kind="Pod", count=1), {"at": at(31), "op": "pod-status", "name": "foo-0", "phase": "Failed"}]
+    engine.run(parse_lines((30 + i, json.dumps(line)) for i, line in enumerate(lines)))
+    engine.finish()
+    assert names(refused(engine.events, "delete")) == ["foo-0"]
+    assert len([e for e in created(engine.events) if e.by == "statefulset-controller"]) == 3 + 1
     assert_ready_and_scaled(engine)
 
 

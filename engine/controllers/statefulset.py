@@ -568,6 +568,34 @@ class _Sync:
     def delete_pod(self, pod: Pod, reason: str, why: str) -> None:
         self.commands.append(cmd.delete_of(pod, reason, f"delete Pod {pod.metadata.name} in {self.label} successful: {why}"))
 
+    def in_batch(self, mark: int, first_group: int, index: int) -> None:
+        """The commands since `mark` are the requests of call `index` of a Parallel runForAll:
+        they go out in its slowStartBatch batch (`group`, numbered from `first_group`), as one
+        worker (`chain`: its own error ends its own later requests)."""
+        group = first_group + slow_start_batch_of(index)
+        self.commands[mark:] = [replace(c, group=group, chain=index + 1) for c in self.commands[mark:]]
+
+
+def slow_start_batch_of(index: int) -> int:
+    """Mirrors slowStartBatch(1, n, fn) of stateful_set_control.go: the batch (1-based) that
+    call `index` runs in; batches of 1, 2, 4, ... 256, then MaxBatchSize (500) each."""
+    doubling = 2**9 - 1  # calls 0 .. 510 run in the batches of 1 .. 256
+    if index < doubling:
+        return (index + 1).bit_length()
+    return 10 + (index - doubling) // MAX_BATCH_SIZE
+
+
+def slow_start_batches_for(count: int) -> int:
+    """How many batches slowStartBatch runs for `count` calls that all succeed."""
+    return slow_start_batch_of(count - 1) if count > 0 else 0
+
+
+def parallel_phase_groups(count: int, condemned: int) -> tuple[int, int]:
+    """The first group numbers of updateStatefulSet's second and third runForAll (fixPodClaim,
+    processCondemned) under Parallel: every batch of a sync has its own number."""
+    claims = slow_start_batches_for(count)
+    return claims, claims + slow_start_batches_for(condemned)
+
 
 def _monotonic(sts: StatefulSet) -> bool:
     return sts.spec.pod_management_policy != "Parallel"
@@ -658,9 +686,14 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
     if _run_for_all(len(slots), process_replica, monotonic):
         return status()
 
+    claims_group, condemned_group = parallel_phase_groups(count, len(condemned))
+
     # 2. condemned pods' claims take the owner references the retention policy asks for
-    for pod in condemned:
+    for j, pod in enumerate(condemned):
+        mark = len(sync.commands)
         sync.commands += _claim_retention_commands(sync.cluster, sts, pod, f"{pod.metadata.name} is above the range and goes")
+        if not monotonic:
+            sync.in_batch(mark, claims_group, j)
 
     # 3. condemned pods, highest ordinal first
     end = start + count - 1
@@ -675,7 +708,10 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
             why = f"scale down to {count}: {pod.metadata.name} is the highest ordinal above {end}, and every pod below is Running and Ready"
         else:
             why = f"scale down to {count}: ordinal {ordinal_of(pod)} is outside [{start}, {end}] (Parallel: all go at once)"
+        mark = len(sync.commands)
         sync.delete_pod(pod, "scale-down", why)
+        if not monotonic:
+            sync.in_batch(mark, condemned_group, j)
         return True
 
     if _run_for_all(len(condemned), process_condemned, monotonic):
@@ -735,7 +771,16 @@ def roll_one(sync: _Sync, pod: Pod, where: str, result: StatefulSetStatus) -> St
 
 def _process_replica(sync: _Sync, pod: Pod, i: int, start: int, monotonic: bool) -> bool:
     """Mirrors processReplica for the pod (or the pod to create) at index `i` of the range:
-    adds its commands to `sync`; True when the sync must stop there (under OrderedReady)."""
+    adds its commands to `sync`; True when the sync must stop there (under OrderedReady).
+    Under Parallel its requests are call `i` of runForAll's slowStartBatch (`_Sync.in_batch`)."""
+    mark = len(sync.commands)
+    stop = _process_replica_requests(sync, pod, i, start, monotonic)
+    if not monotonic:
+        sync.in_batch(mark, 0, i)
+    return stop
+
+
+def _process_replica_requests(sync: _Sync, pod: Pod, i: int, start: int, monotonic: bool) -> bool:
     sts, now, min_ready = sync.sts, sync.now, sync.min_ready
     policy = "OrderedReady" if monotonic else "Parallel"
     name = pod.metadata.name
@@ -778,8 +823,9 @@ def _process_replica(sync: _Sync, pod: Pod, i: int, start: int, monotonic: bool)
 
 
 def _run_for_all(n: int, fn, monotonic: bool) -> bool:  # noqa: ANN001
-    """Mirrors runForAll: sequential and stopping in order; Parallel runs every index (slow-start
-    batches of at most MaxBatchSize issue the same commands, as no create fails here)."""
+    """Mirrors runForAll: sequential and stopping in order; Parallel runs every index (its
+    commands carry their slowStartBatch batch, so a refused request stops the later batches
+    only: `engine.loop.SyncRun`)."""
     if monotonic:
         return any(fn(i) for i in range(n))
     for i in range(n):

@@ -265,10 +265,14 @@ class StatefulSetIndex(EventIndex[_Entry]):
             first_unhealthy = None
             if not entry.unavailable:
                 first_unhealthy = next((p for p in reversed(condemned) if s.is_unavailable(p, 0, now)), None)
-            for pod in condemned:
+            claims_group, condemned_group = s.parallel_phase_groups(count, len(condemned))
+            for j, pod in enumerate(condemned):
+                mark = len(sync.commands)
                 sync.commands += s._claim_retention_commands(sync.cluster, sts, pod, f"{pod.metadata.name} is above the range and goes")
+                if not monotonic:
+                    sync.in_batch(mark, claims_group, j)
             end = start + count - 1
-            for pod in condemned:
+            for j, pod in enumerate(condemned):
                 if is_terminating(pod):
                     if monotonic:
                         return status
@@ -279,9 +283,11 @@ class StatefulSetIndex(EventIndex[_Entry]):
                     why = f"scale down to {count}: {pod.metadata.name} is the highest ordinal above {end}, and every pod below is Running and Ready"
                 else:
                     why = f"scale down to {count}: ordinal {s.ordinal_of(pod)} is outside [{start}, {end}] (Parallel: all go at once)"
+                mark = len(sync.commands)
                 sync.delete_pod(pod, "scale-down", why)
                 if monotonic:
                     return status
+                sync.in_batch(mark, condemned_group, j)
         strategy = sts.spec.update_strategy
         if strategy.type == "OnDelete":
             return status
