@@ -279,3 +279,46 @@ def test_requests_a_client_never_sends_are_refused_with_the_field_named(fields, 
     with pytest.raises(HistoryError) as caught:
         parse_lines([(1, json.dumps(fault(code=500, count=1, **fields)))])
     assert caught.value.field == field and words in str(caught.value)
+
+
+# --- the engine's guarantees -----------------------------------------------------------------------
+
+
+def test_the_sync_batch_waits_for_its_tick():
+    """reconcile stays a function of the cluster and the clock: a batch key looked at before its
+    tick asks for nothing (the converged-cluster invariant of the cluster machine)."""
+    engine = replay(node("n1"), kubelet("0s"), fault(client="kubelet", code=500, count=1), pod(), finish=False)
+    [(due, owner, key)] = [t for t in engine.cluster.timers if t[1] == "kubelet"]
+    actor = engine.by_name["kubelet"]
+    assert key == "syncBatch/default/web" and actor.reconcile(key, engine.cluster, engine.now) == []
+    assert len(actor.reconcile(key, engine.cluster, due)) == 1  # once the tick comes: the kept status
+
+
+@pytest.mark.parametrize("example", ["fluentd-daemonset.jsonl", "nginx-statefulset.jsonl", "web-app-deployment.jsonl"])
+@pytest.mark.parametrize("client", ["default-scheduler", "kubelet", "garbage-collector"])
+def test_after_the_fault_window_the_cluster_is_what_it_would_have_been(example, client):
+    """The scheduler's, the kubelets' or the garbage collector's requests refused (500) for the
+    first 20 s after the first workload line: once that is over and the retries ran, the
+    cluster holds what the same history without the fault gives."""
+    from pathlib import Path
+
+    from test_faults import _outcome
+
+    text = (Path(__file__).parent.parent / "examples" / example).read_text().splitlines()
+    first = next(i for i, raw in enumerate(text) if json.loads(raw).get("object", {}).get("kind") in ("DaemonSet", "StatefulSet", "Deployment"))
+    deletes = [i for i, raw in enumerate(text) if json.loads(raw)["op"] == "delete"]
+    if client == "garbage-collector" and deletes:
+        first = deletes[0]  # the garbage collector's work starts with a deletion
+    start = json.loads(text[first])["at"]
+    end = (datetime.fromisoformat(start.replace("Z", "+00:00")) + timedelta(seconds=20)).isoformat().replace("+00:00", "Z")
+    line = json.dumps({"at": start, "op": "api-fault", "client": client, "code": 500, "until": end})
+    plain = Engine()
+    plain.run(parse_lines(enumerate(text, start=1)))
+    plain.finish()
+    faulted = Engine()
+    faulted.run(parse_lines(enumerate([*text[:first], line, *text[first:]], start=1)))
+    faulted.finish()
+    if client != "garbage-collector" or deletes:
+        assert any(isinstance(e, ev.RequestRefused) for e in faulted.events), "the fault refused nothing"
+    assert _outcome(faulted) == _outcome(plain)
+    assert faulted.cluster.kept_statuses == {} and faulted.cluster.failures == {}

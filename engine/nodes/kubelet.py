@@ -110,6 +110,8 @@ class Kubelet:
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
         if key.startswith(faults.STATUS_BATCH_PREFIX):
+            if any(due > now for due in cluster.pending_timers(self.name, key)):
+                return []  # syncBatch runs at its tick
             return _sync_batch(key.removeprefix(faults.STATUS_BATCH_PREFIX), cluster)
         ns, name = split_key(key)
         pod = cluster.pod(ns, name)
