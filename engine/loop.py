@@ -905,6 +905,8 @@ def describe_fault(fault: ev.ApiFault) -> str:
         if x
     )
     client = fault.client or "any workload controller"
+    if fault.node:
+        client += f" of node {fault.node}"
     until = []
     if fault.count:
         until.append(f"the next {fault.count} such request{'s' if fault.count != 1 else ''}")

@@ -126,6 +126,13 @@ def test_a_pod_in_backoff_is_not_scheduled_before_its_backoff_is_over():
     assert len(of(engine, ev.RequestRefused)) == 1
 
 
+def test_after_lets_that_many_bindings_through_first():
+    """`after`: the scheduler's bindings count too (PodBound is its admitted request)."""
+    engine = replay(node("n1"), fault(client="default-scheduler", code=429, after=1, count=1), pod("a"), pod("b", t=2))
+    assert [(r.name, r.at - T0) for r in of(engine, ev.RequestRefused)] == [("b", timedelta(seconds=2))]
+    assert {b.object.metadata.name: b.at - T0 for b in of(engine, ev.PodBound)} == {"a": timedelta(seconds=1), "b": timedelta(seconds=3)}
+
+
 def test_describe_shows_the_failed_scheduling_warnings_counted():
     from replay.derived import derive_events
 
