@@ -19,6 +19,10 @@ and confirms no termination (its terminating pods stay Terminating, as on a real
 node) until its heartbeats resume; then it catches up, and reports Ready again the running pods
 the node lifecycle controller marked not Ready (their Ready condition False without a reason:
 the kubelet's own always gives one).
+
+A pod status update the API server refuses (an `api-fault` line naming the kubelets) stays in
+the status manager's cache (`Cluster.kept_statuses`), which is the kubelet's view of the pod
+from then on, and goes out again at the next syncBatch (`retry_refused`).
 """
 
 from __future__ import annotations

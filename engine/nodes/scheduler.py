@@ -10,6 +10,10 @@ VolumeBinding, for claims whose StorageClass waits for the first consumer
 once the volume binder has bound them (PreBind waits for it); a claim that already has a node
 keeps the pod to that node ("node(s) had volume node affinity conflict" elsewhere), as the
 provisioned volume's node affinity would.
+
+A binding the API server refuses (an `api-fault` line naming the scheduler) is upstream's
+handleBindingCycleError: PodScheduled False with reason SchedulerError, and the pod in backoffQ
+(`requeue_after_error`), not tried again before its backoff is over.
 """
 
 from __future__ import annotations
