@@ -88,8 +88,12 @@ class BindPod(Command, kw_only=True):
 
 
 class ReportUnschedulable(Command, kw_only=True):
+    """The scheduler sets PodScheduled False: `Unschedulable` (no node fits), or
+    `SchedulerError` (the binding was refused) with the message as its own."""
+
     namespace: str
     name: str
+    condition_reason: str = "Unschedulable"
 
 
 class SetPodStatus(Command, kw_only=True):

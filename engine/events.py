@@ -234,6 +234,7 @@ class ApiFault(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, re
     count: int = 0
     until: datetime | None = None
     after: int = 0  # the first `after` matching requests still succeed (a quota running out)
+    node: str = ""  # client kubelet: that node's kubelet alone ("": every node's)
 
 
 class FaultInjected(Event, kw_only=True):
@@ -258,6 +259,8 @@ class RequestRefused(Event, kw_only=True):
     status_reason: str = ""  # metav1.StatusReason: Forbidden, Conflict, Invalid, InternalError, ...
     error: str = ""  # the Status message
     fault: int = 0
+    # what a kubelet's refused status update carried: the status its status manager keeps
+    object: AnyObject | None = None
 
 
 class SyncFailed(Event, kw_only=True):

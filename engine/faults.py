@@ -1,10 +1,12 @@
 """API faults and how client-go's machinery answers them, in virtual time.
 
 An `api-fault` history line (`FaultInjected`) makes the API server refuse the matching requests
-of a controller; the loop records each as `RequestRefused`. What a refusal does to the rest of a
-sync is upstream's (see `engine.loop.SyncRun`); this module holds the pure parts: which fault a
-request meets, the Status a refused request carries, and the workqueue's
-`DefaultControllerRateLimiter` (client-go util/workqueue/default_rate_limiters.go).
+of a controller, the garbage collector, the scheduler or a kubelet; the loop records each as
+`RequestRefused`. What a refusal does to the rest of a sync is upstream's (see
+`engine.loop.SyncRun`); this module holds the pure parts: which fault a request meets, the
+Status a refused request carries, the workqueue's `DefaultControllerRateLimiter` (client-go
+util/workqueue/default_rate_limiters.go), the scheduler's pod backoff and the kubelet status
+manager's sync period.
 """
 
 from __future__ import annotations
@@ -14,16 +16,56 @@ from datetime import datetime, timedelta
 from engine.api.ratelimit import TokenBucket
 from engine.events import ApiFault
 
-# the clients a fault may name: kube-controller-manager's workload controllers, whose error
-# paths (expectations, slow start, requeue, status retries) the engine models
-FAULTABLE_CLIENTS = (
+# A fault's `client` is the engine's name for the actor, the `by` of its events (for the
+# controllers, the component their Events name: upstream's recorder source). The workload
+# controllers are what a fault without `client` refuses; the garbage collector, the scheduler
+# and the kubelets only when named.
+WORKLOAD_CLIENTS = (
     "daemonset-controller",
     "deployment-controller",
     "replicaset-controller",
     "statefulset-controller",
 )
+GARBAGE_COLLECTOR = "garbage-collector"
+SCHEDULER = "default-scheduler"
+KUBELET = "kubelet"
+FAULTABLE_CLIENTS = (*WORKLOAD_CLIENTS, GARBAGE_COLLECTOR, SCHEDULER, KUBELET)
+# the identities an audit log shows for them (user.username), and kube-controller-manager's
+# service account names (`--use-service-account-credentials`, ClientBuilder.ClientOrDie(NAME)):
+# a history may name a client by either, it is recorded under the engine's name
+CLIENT_ALIASES = {
+    "daemon-set-controller": "daemonset-controller",
+    "generic-garbage-collector": GARBAGE_COLLECTOR,
+    **{
+        f"system:serviceaccount:kube-system:{account}": client
+        for account, client in (
+            ("daemon-set-controller", "daemonset-controller"),
+            ("deployment-controller", "deployment-controller"),
+            ("replicaset-controller", "replicaset-controller"),
+            ("statefulset-controller", "statefulset-controller"),
+            ("generic-garbage-collector", GARBAGE_COLLECTOR),
+        )
+    },
+    "system:kube-scheduler": SCHEDULER,
+    "kube-scheduler": SCHEDULER,
+}
 VERBS = ("create", "update", "delete")
-SUBRESOURCES = ("status",)
+SUBRESOURCES = ("status", "binding")
+# the requests of the other clients a fault can refuse: (verb, subresource) they send
+CLIENT_REQUESTS = {
+    SCHEDULER: (("create", "binding"),),  # DefaultBinder.Bind: POST pods/NAME/binding
+    KUBELET: (("update", "status"),),  # the status manager's syncPod: PUT/PATCH pods/NAME/status
+    GARBAGE_COLLECTOR: (("delete", ""), ("update", "")),  # attemptToDeleteItem; ownerReference removals
+}
+
+# kube-scheduler's backoffQ (pkg/scheduler/backend/queue: DefaultPodInitialBackoffDuration,
+# DefaultPodMaxBackoffDuration)
+POD_INITIAL_BACKOFF = timedelta(seconds=1)
+POD_MAX_BACKOFF = timedelta(seconds=10)
+# the kubelet status manager's syncBatch period (pkg/kubelet/status/status_manager.go syncPeriod)
+STATUS_SYNC_PERIOD = timedelta(seconds=10)
+# the kubelet's timer key for a pod's next syncBatch ("syncBatch/NAMESPACE/NAME")
+STATUS_BATCH_PREFIX = "syncBatch/"
 
 # code -> (metav1.StatusReason, the message kube-apiserver's Status carries, with {what})
 STATUS: dict[int, tuple[str, str]] = {
@@ -63,15 +105,17 @@ def status_message(fault: ApiFault, resource: str, name: str) -> str:
     return STATUS[fault.code][1].format(what=what)
 
 
-def matches(fault: ApiFault, client: str, verb: str, subresource: str, kind: str, namespace: str, name: str) -> bool:
-    """Does this request meet the fault? (empty matchers match anything)"""
+def matches(fault: ApiFault, client: str, verb: str, subresource: str, kind: str, namespace: str, name: str, node: str = "") -> bool:
+    """Does this request meet the fault? (empty matchers match anything, but a fault without
+    `client` refuses only the workload controllers)"""
     return (
-        (not fault.client or fault.client == client)
+        (fault.client == client if fault.client else client in WORKLOAD_CLIENTS)
         and (not fault.verb or fault.verb == verb)
         and fault.subresource == subresource
         and (not fault.kind or fault.kind == kind)
         and (not fault.namespace or fault.namespace == namespace)
         and (not fault.name or fault.name == name)
+        and (not fault.node or fault.node == node)
     )
 
 
@@ -92,3 +136,23 @@ def requeue_delay(failures: int, bucket: TokenBucket, now: datetime) -> timedelt
     """MaxOfRateLimiter.When over the two limiters of DefaultControllerRateLimiter; `failures`
     is NumRequeues before this one. Reserves the bucket's token (the caller records it)."""
     return max(item_exponential_delay(failures), bucket.reserve(now))
+
+
+def pod_backoff(attempts: int) -> timedelta:
+    """PriorityQueue.calculateBackoffDuration: podInitialBackoffDuration doubled for each attempt
+    after the first, at most podMaxBackoffDuration (1 s, 2 s, 4 s, 8 s, 10 s, 10 s, ...)."""
+    duration = POD_INITIAL_BACKOFF
+    for _ in range(1, attempts):
+        if duration > POD_MAX_BACKOFF - duration:
+            return POD_MAX_BACKOFF
+        duration += duration
+    return duration
+
+
+def next_status_batch(now: datetime) -> datetime:
+    """When the status manager's syncBatch next runs after `now`: its ticker fires every
+    syncPeriod; the engine puts the ticks on the 10 s marks of the virtual clock (a real
+    kubelet's are wherever it started), so a retry comes within 10 s, as on a real node."""
+    epoch = datetime(1970, 1, 1, tzinfo=now.tzinfo)
+    elapsed = now - epoch
+    return now + (STATUS_SYNC_PERIOD - elapsed % STATUS_SYNC_PERIOD)

@@ -24,7 +24,7 @@ from engine import faults
 from engine import operations as op
 from engine.api.apiserver import ApiServer, Audit, audit_fields, plural_of
 from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
-from engine.api.objects import KubeObject, Pod, kind_of
+from engine.api.objects import KubeObject, Pod, kind_of, replace
 from engine.api.ratelimit import TokenBucket
 from engine.api.state import Cluster
 
@@ -356,7 +356,7 @@ class Engine:
                 case cmd.BindPod():
                     api.bind(command.namespace, command.name, command.node, audit)
                 case cmd.ReportUnschedulable():
-                    api.report_unschedulable(command.namespace, command.name, audit)
+                    api.report_unschedulable(command.namespace, command.name, audit, command.condition_reason)
                 case cmd.SetPodStatus():
                     api.set_pod_status(command.namespace, command.name, command.status, audit)
                 case cmd.SetTimer():
@@ -410,20 +410,22 @@ class Engine:
         assert self.now is not None
         verb, subresource, kind, namespace, name = request
         now = self.now
+        node = _node_of(self.cluster, command) if client == faults.KUBELET else ""
         found = next(
             (
                 (position, fault, passing)
                 for position, (fault, _, passing) in sorted(self.cluster.faults.items())
                 if (fault.until is None or now < fault.until)
-                and faults.matches(fault, client, verb, subresource, kind, namespace, name)
+                and faults.matches(fault, client, verb, subresource, kind, namespace, name, node)
             ),
             None,
         )
         if found is None or found[2]:  # no fault, or one still letting requests through
             return None
         position, fault, _ = found
-        error = faults.status_message(fault, plural_of(kind), name if verb != "create" else "")
-        owner = self._owner_of(command, kind, namespace, name)
+        error = faults.status_message(fault, plural_of(kind), name if verb != "create" or subresource else "")
+        # the workload a controller's request was for; the scheduler's and kubelets' are about the pod
+        owner = self._owner_of(command, kind, namespace, name) if client in faults.WORKLOAD_CLIENTS else None
         reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, fault.code)
         audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
         event = self._record(
@@ -440,6 +442,7 @@ class Engine:
             status_reason=faults.STATUS[fault.code][0],
             error=error,
             fault=position,
+            **({"object": _sent_pod(self.cluster, command)} if isinstance(command, cmd.SetPodStatus) else {}),
         )
         assert isinstance(event, ev.RequestRefused)
         return event
@@ -709,7 +712,12 @@ class SyncRun:
     `AddRateLimited` (`SyncFailed` and a timer). A status write refused is tried again at once
     as upstream (`status_update_retries`, on any error or only on 409 Conflict with
     `retry_on_conflict_only`: RetryOnConflict). A sync without refusals after failures is the
-    workqueue's `Forget` (`FailuresForgotten`)."""
+    workqueue's `Forget` (`FailuresForgotten`).
+
+    Actors with another queue say so: `requeue_after_error` replaces the rate limiter (the
+    scheduler's backoffQ, whose `backoff_queue` pods are not tried again before their backoff is
+    over), `retry_refused` replaces the requeue altogether (the kubelet status manager's
+    syncBatch)."""
 
     __slots__ = ("actor", "broken", "engine", "failed", "key", "skipped", "trigger")
 
@@ -765,10 +773,17 @@ class SyncRun:
         engine, name, key = self.engine, self.actor.name, self.key
         cluster = engine.cluster
         if self.failed is None:
+            if getattr(self.actor, "backoff_queue", False) and any(d > engine.now for d in cluster.pending_timers(name, key)):  # type: ignore[operator]
+                return  # the key waits out its backoff (the scheduler's backoffQ): not a success
             if not cut and (name, key) in cluster.failures:
+                forgets = (
+                    f"{key} left the scheduling queue: its attempts are forgotten"
+                    if getattr(self.actor, "backoff_queue", False)
+                    else f"sync of {key} succeeded: the workqueue forgets its failures (Forget)"
+                )
                 engine._record(
                     ev.FailuresForgotten,
-                    Audit(by=name, reason="forget", message=f"sync of {key} succeeded: the workqueue forgets its failures (Forget)", trigger=self.trigger),
+                    Audit(by=name, reason="forget", message=forgets, trigger=self.trigger),
                     owner=name,
                     key=key,
                 )
@@ -779,6 +794,11 @@ class SyncRun:
         if after is not None and not isinstance(command, cmd.UpdateStatus):  # a refused status write is the error itself
             for status in after(key, cluster, engine.now, self.skipped, refused):
                 self.send(status)
+        retry = getattr(self.actor, "retry_refused", None)
+        if retry is not None:  # an actor without a workqueue (the kubelet's status manager)
+            for command in retry(key, cluster, engine.now, refused):
+                engine.execute(command, name, refused.position)
+            return
         failures = cluster.failures.get((name, key), 0)
         max_retries = getattr(self.actor, "max_retries", 0)
         skipped_creates = sum(1 for c in self.skipped if isinstance(c, cmd.CreateObject))
@@ -795,20 +815,22 @@ class SyncRun:
                 key=key,
             )
             return
-        bucket = cluster.buckets.get(name)
-        delay = faults.requeue_delay(failures, bucket.copy() if bucket else faults.overall_bucket(), engine.now)
-        due = engine.now + delay
-        audit = Audit(
-            by=name,
-            reason="rate-limited-requeue",
-            message=(
+        requeue = getattr(self.actor, "requeue_after_error", None)
+        if requeue is not None:  # the actor's own queue (the scheduler's backoffQ)
+            reason, delay, message, timer_message = requeue(key, failures, _error_text(refused))
+        else:
+            bucket = cluster.buckets.get(name)
+            delay = faults.requeue_delay(failures, bucket.copy() if bucket else faults.overall_bucket(), engine.now)
+            reason = "rate-limited-requeue"
+            message = (
                 f"sync of {key} failed ({_error_text(refused)}){skipped}: requeued in {_duration(delay)} "
                 f"(AddRateLimited, failure {failures + 1}: 5ms * 2^{failures} up to 1000s, at least the 10 qps bucket's wait)"
-            ),
-            trigger=refused.position,
-        )
+            )
+            timer_message = f"the rate-limited requeue of {key} (failure {failures + 1})"
+        due = engine.now + delay
+        audit = Audit(by=name, reason=reason, message=message, trigger=refused.position)
         engine._record(ev.SyncFailed, audit, owner=name, key=key, failures=failures + 1, due=due)
-        timer = Audit(by=name, reason=audit.reason, message=f"the rate-limited requeue of {key} (failure {failures + 1})", trigger=refused.position)
+        timer = Audit(by=name, reason=audit.reason, message=timer_message, trigger=refused.position)
         engine._set_timer(name, cmd.SetTimer(key=key, due=due, reason=timer.reason, message=timer.message), timer)
 
 
@@ -816,10 +838,17 @@ def _refusal_event(client: str, verb: str, subresource: str, kind: str, name: st
     """The reason and message upstream's controller records for a refused request: the
     FailedCreate / FailedDelete Warning events of RealPodControl and the StatefulSet's
     recordPodEvent / recordClaimEvent, the Deployment's ReplicaSetCreateError."""
+    if client == faults.SCHEDULER and subresource == "binding":
+        # handleBindingCycleError -> handleSchedulingFailure: a FailedScheduling Warning about the
+        # pod with the status of RunBindPlugins
+        return "FailedScheduling", f'running Bind plugin "DefaultBinder": {error}'
     if client == "statefulset-controller" and owner and verb in ("create", "delete") and kind in ("Pod", "PersistentVolumeClaim"):
         noun = "Pod" if kind == "Pod" else "Claim"
         reason = "FailedCreate" if verb == "create" else "FailedDelete"
         return reason, f"{verb} {noun} {name} in StatefulSet {owner[1]} failed error: {error}"
+    if client not in faults.WORKLOAD_CLIENTS:  # the garbage collector and kubelets only log it
+        what = f"{verb} {kind} {name}" + (f" ({subresource})" if subresource else "")
+        return "request-refused", f"{what} refused: {code} {error}"
     if kind == "Pod" and verb == "create":
         return "FailedCreate", f"Error creating: {error}"
     if kind == "Pod" and verb == "delete":
@@ -854,7 +883,23 @@ def request_of(command: cmd.Command) -> tuple[str, str, str, str, str] | None:
             return ("update", "status", kind_of(obj), obj.metadata.namespace, obj.metadata.name)
         case cmd.DeleteObject():
             return ("delete", "", command.kind, command.namespace, command.name)
+        case cmd.BindPod():  # DefaultBinder: POST pods/NAME/binding
+            return ("create", "binding", "Pod", command.namespace, command.name)
+        case cmd.SetPodStatus():  # the kubelet status manager's status update
+            return ("update", "status", "Pod", command.namespace, command.name)
     return None
+
+
+def _sent_pod(cluster: Cluster, command: cmd.SetPodStatus) -> Pod | None:
+    """The pod a status update sent: the stored pod with the new status."""
+    pod = cluster.pod(command.namespace, command.name)
+    return replace(pod, status=command.status) if pod is not None else None
+
+
+def _node_of(cluster: Cluster, command: cmd.Command) -> str:
+    """The node of the pod a kubelet's request is about (a fault may name one node's kubelet)."""
+    pod = cluster.pod(getattr(command, "namespace", ""), getattr(command, "name", ""))
+    return pod.spec.node_name if pod is not None else ""
 
 
 def describe_fault(fault: ev.ApiFault) -> str:
@@ -869,6 +914,8 @@ def describe_fault(fault: ev.ApiFault) -> str:
         if x
     )
     client = fault.client or "any workload controller"
+    if fault.node:
+        client += f" of node {fault.node}"
     until = []
     if fault.count:
         until.append(f"the next {fault.count} such request{'s' if fault.count != 1 else ''}")

@@ -25,7 +25,7 @@ WORKLOAD_CONTROLLERS = {
     "StatefulSet": "statefulset-controller",
 }
 # the reasons of the refused requests upstream records a Warning event for
-REFUSAL_WARNINGS = ("FailedCreate", "FailedDelete", "ReplicaSetCreateError")
+REFUSAL_WARNINGS = ("FailedCreate", "FailedDelete", "ReplicaSetCreateError", "FailedScheduling")
 # "Reason: message: detail" prefixes the deployment controller puts in its audit messages, and
 # the event type upstream records them with (deployment/sync.go, rollback.go)
 DEPLOYMENT_REASONS = {
@@ -136,7 +136,8 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
             rec.record(e.at, e.position, involved, "Warning", e.reason, e.message, e.by)
         elif isinstance(e, ev.RequestRefused) and e.reason in REFUSAL_WARNINGS and subject is not None:
             # RealPodControl's FailedCreate / FailedDelete, the StatefulSet's recordPodEvent and
-            # recordClaimEvent, the Deployment's ReplicaSetCreateError: a Warning about the workload
+            # recordClaimEvent, the Deployment's ReplicaSetCreateError: a Warning about the workload;
+            # the scheduler's FailedScheduling after a refused binding: about the pod
             kind, namespace, name = subject
             involved = {"apiVersion": API_VERSIONS.get(kind, "v1"), "kind": kind, "name": name, "namespace": namespace, "uid": rec.uids.get(subject, "")}
             rec.record(e.at, e.position, involved, "Warning", e.reason, e.message, e.by)
@@ -178,6 +179,8 @@ def _object_event(rec: _Recorder, e: ev.ObjectEvent, obj: KubeObject, previous: 
         rec.record(e.at, e.position, _ref(obj), "Normal", "Scheduled", e.message.split(" (", 1)[0], by or "default-scheduler")
     if isinstance(e, ev.PodScheduleFailed) and isinstance(obj, Pod):
         cond = next((c for c in obj.status.conditions if c.type == "PodScheduled"), None)
+        if cond is not None and cond.reason == "SchedulerError":
+            return  # a refused binding: its RequestRefused is the Warning (handleSchedulingFailure records one)
         message = cond.message if cond is not None and cond.message else e.message
         rec.record(e.at, e.position, _ref(obj), "Warning", "FailedScheduling", message, by or "default-scheduler")
     if isinstance(e, ev.PodStatusChanged) and isinstance(obj, Pod) and by == "kubelet":

@@ -393,14 +393,27 @@ def _pod_status(line: PodStatusLine, number: int, common: dict[str, Any]) -> op.
 def _api_fault(line: ApiFaultLine, number: int, common: dict[str, Any]) -> op.InjectFault:
     """An `api-fault` line: which requests of which controller the API server refuses, how,
     and for how long (the next `count` of them and/or `until` a time)."""
-    if line.client and line.client not in faults.FAULTABLE_CLIENTS:
-        raise HistoryError(number, "client", f"unsupported value {line.client!r}: expected one of {', '.join(faults.FAULTABLE_CLIENTS)} (or none: all of them)")
+    client, node = _fault_client(line.client, number)
     if line.verb and line.verb not in faults.VERBS:
         raise HistoryError(number, "verb", f"unsupported value {line.verb!r}: expected one of {', '.join(faults.VERBS)} (or none: all of them)")
     if line.subresource and line.subresource not in faults.SUBRESOURCES:
-        raise HistoryError(number, "subresource", f"unsupported value {line.subresource!r}: expected status (or none: the object itself)")
-    if line.subresource and line.verb not in ("", "update"):
-        raise HistoryError(number, "subresource", f"a {line.subresource} write is an update, not a {line.verb}")
+        raise HistoryError(number, "subresource", f"unsupported value {line.subresource!r}: expected status or binding (or none: the object itself)")
+    implied = {"status": "update", "binding": "create"}
+    if line.subresource and line.verb not in ("", implied[line.subresource]):
+        raise HistoryError(number, "subresource", f"a {line.subresource} write is a{'n' if line.subresource == 'status' else ''} {implied[line.subresource]}, not a {line.verb}")
+    verb, subresource = line.verb, line.subresource
+    requests = faults.CLIENT_REQUESTS.get(client)
+    if subresource == "binding" and client != faults.SCHEDULER:
+        raise HistoryError(number, "client", f"a binding is the scheduler's request: client {faults.SCHEDULER}")
+    if requests is not None:
+        if len(requests) == 1 and not subresource and verb in ("", requests[0][0]):  # its one request: a binding, a status write
+            verb, subresource = requests[0]
+        wanted = (verb or implied.get(subresource, ""), subresource)
+        if not any((not wanted[0] or wanted[0] == v) and wanted[1] == sub for v, sub in requests):
+            can = ", ".join(f"{v} {sub}" if sub else v for v, sub in requests)
+            raise HistoryError(number, "verb" if line.verb else "subresource", f"{client} sends no such request: a fault can refuse only its {can}")
+        if client in (faults.SCHEDULER, faults.KUBELET) and line.kind and _kind(line.kind, "kind", number) != "Pod":
+            raise HistoryError(number, "kind", f"{client}'s requests a fault can refuse are about pods, not {line.kind}")
     code = line.code
     if code == "timeout":
         code = 504
@@ -421,13 +434,15 @@ def _api_fault(line: ApiFaultLine, number: int, common: dict[str, Any]) -> op.In
             raise HistoryError(number, "until", f"{line.until} is not after the line's time {line.at}")
     if line.count is None and until is None:
         raise HistoryError(number, "count", "required: `count` (the next N matching requests) and/or `until` (a time)")
-    if line.name and not line.kind:
+    if line.name and not line.kind and client not in (faults.SCHEDULER, faults.KUBELET):
         raise HistoryError(number, "kind", "required with `name`")
     kind = _kind(line.kind, "kind", number) if line.kind else ""
+    if client in (faults.SCHEDULER, faults.KUBELET):
+        kind = "Pod"  # their requests a fault can refuse are about pods (checked above)
     fault = ApiFault(
-        client=line.client,
-        verb=line.verb or ("update" if line.subresource else ""),
-        subresource=line.subresource,
+        client=client,
+        verb=verb or implied.get(subresource, ""),
+        subresource=subresource,
         kind=kind,
         namespace="" if kind in CLUSTER_SCOPED else line.namespace,
         name=line.name,
@@ -436,8 +451,29 @@ def _api_fault(line: ApiFaultLine, number: int, common: dict[str, Any]) -> op.In
         count=line.count or 0,
         until=until,
         after=line.after,
+        node=node,
     )
     return op.InjectFault(fault=fault, **common)
+
+
+def _fault_client(text: str, number: int) -> tuple[str, str]:
+    """An `api-fault` line's `client`: the engine's name for it (the `by` of its events), or the
+    name an audit log gives it (`system:serviceaccount:kube-system:generic-garbage-collector`,
+    `system:kube-scheduler`, `system:node:NODE`: that node's kubelet alone). Returns (client, node)."""
+    if not text:
+        return "", ""
+    if text.startswith("system:node:") and text.removeprefix("system:node:"):
+        return faults.KUBELET, text.removeprefix("system:node:")
+    client = faults.CLIENT_ALIASES.get(text, text)
+    if client not in faults.FAULTABLE_CLIENTS:
+        raise HistoryError(
+            number,
+            "client",
+            f"unsupported value {text!r}: expected one of {', '.join(faults.FAULTABLE_CLIENTS)}, an audit log's user "
+            "(system:serviceaccount:kube-system:generic-garbage-collector, system:kube-scheduler, system:node:NODE, ...), "
+            "or none: the four workload controllers",
+        )
+    return client, ""
 
 
 def _owner(text: str, number: int) -> tuple[str, str]:

@@ -705,14 +705,24 @@ class ClusterMachine(RuleBasedStateMachine):
 
     @invariant()
     def inv10_a_node_silent_past_its_grace_period_is_unknown_and_its_kubelet_idle(self) -> None:
-        from engine.controllers.nodelifecycle import monitor_grace_seconds, ready_status
+        from engine.controllers.nodelifecycle import (
+            STARTUP_GRACE_SECONDS,
+            monitor_grace_seconds,
+            ready_status,
+        )
 
-        grace = timedelta(seconds=monitor_grace_seconds(self.cluster.release))
         for name, since in self.cluster.silent_nodes.items():
             node = self.cluster.node(name)
             assert node is not None, f"node {name} is gone but still counted silent"
+            # a node whose kubelet never posted a Ready condition waits nodeStartupGracePeriod,
+            # and its pods are not marked not Ready (tryUpdateNodeHealth, monitorNodeHealth)
+            ready = next((c for c in node.status.conditions if c.type == "Ready"), None)
+            never = ready is None or ready.reason == "NodeStatusNeverUpdated"
+            grace = timedelta(seconds=STARTUP_GRACE_SECONDS if never else monitor_grace_seconds(self.cluster.release))
             if self.cluster.now is not None and self.cluster.now >= since + grace:
                 assert ready_status(node) == "Unknown", f"node {name} silent since {since} is {ready_status(node)}"
+                if never:
+                    continue
                 for pod in self.cluster.pods_on(name):
                     if self.status_reason.get(pod.metadata.uid) == "pod-status":
                         continue  # a recorded report is the history's word, whatever the node

@@ -334,6 +334,50 @@ def test_heartbeats_resuming_within_the_grace_period_change_nothing() -> None:
     assert taints_of(engine, "a") == []
 
 
+# --- node startup grace period (a node whose kubelet never posted status) -----------------------
+
+
+def statusless_node(name: str) -> Node:
+    obj = decode_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
+    assert isinstance(obj, Node)
+    return obj
+
+
+def test_monitor_node_health_node_created_long_time_ago_without_status() -> None:
+    """TestMonitorNodeHealthUpdateStatus, 'Node created long time ago, without status: Expect
+    Unknown status posted from node controller': the four conditions are added Unknown
+    (NodeStatusNeverUpdated, lastHeartbeatTime the node's creation, lastTransitionTime now),
+    and no pod status is updated (the node was never Ready, so MarkPodsNotReady is not called)."""
+    engine = Engine(kubernetes_version="1.18")  # nodeMonitorGracePeriod 40 s: the startup one is longer
+    engine.run([op.Apply(at=T0, object=statusless_node("a")), op.Apply(at=T0, object=node("b")), op.Apply(at=T0, object=daemonset())])
+    [(_, ready, _)] = pods_by_node(engine)["a"]
+    assert ready  # the simulated kubelet ran it: a node without Ready counts as Ready while it posts
+    engine.run([heartbeat("a", T0), op.Advance(at=T0 + timedelta(hours=1))])
+    n = engine.cluster.node("a")
+    assert n is not None
+    assert [(c.type, c.status, c.reason, c.message, c.last_heartbeat_time, c.last_transition_time) for c in n.status.conditions] == [
+        (t, "Unknown", "NodeStatusNeverUpdated", NEVER, n.metadata.creation_timestamp, T0 + timedelta(seconds=60))
+        for t in ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+    ]
+    [(_, ready, _)] = pods_by_node(engine)["a"]
+    assert ready  # expectedPodStatusUpdate: false
+    assert taints_of(engine, "a") == [f"{UR}:NoSchedule", f"{UR}:NoExecute"]
+
+
+def test_monitor_node_health_node_created_recently_without_status() -> None:
+    """TestMonitorNodeHealthUpdateStatus, 'Node created recently, without status. Expect no
+    action from node controller (within startup grace period)': nodeStartupGracePeriod is 60 s,
+    longer than nodeMonitorGracePeriod (50 s), and counts from the silence (the lease the
+    simulated kubelet renewed until then: TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease,
+    'Node created long time ago, without status. Node lease is renewed recently')."""
+    engine = Engine()
+    engine.run([op.Apply(at=T0, object=statusless_node("a")), op.Apply(at=T0, object=node("b"))])
+    engine.run([heartbeat("a", T0 + timedelta(minutes=10)), op.Advance(at=T0 + timedelta(minutes=11) - timedelta(microseconds=1))])
+    assert conditions_of(engine, "a") == []
+    engine.run([op.Advance(at=T0 + timedelta(minutes=11))])
+    assert [c[:3] for c in conditions_of(engine, "a")][0] == ("Ready", "Unknown", "NodeStatusNeverUpdated")
+
+
 @pytest.mark.parametrize(
     ("operations", "field", "message"),
     [

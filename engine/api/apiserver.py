@@ -287,7 +287,7 @@ class ApiServer:
         bound = replace(pod, spec=replace(pod.spec, node_name=node), status=status)
         self._emit(ev.PodBound, bound, audit)
 
-    def report_unschedulable(self, namespace: str, name: str, audit: Audit) -> None:
+    def report_unschedulable(self, namespace: str, name: str, audit: Audit, reason: str = "Unschedulable") -> None:
         pod = self.cluster.pod(namespace, name)
         if pod is None:
             return
@@ -296,7 +296,7 @@ class ApiServer:
             "PodScheduled",
             "False",
             self.now,
-            reason="Unschedulable",
+            reason=reason,
             message=audit.message,
         )
         if status != pod.status:

@@ -25,10 +25,18 @@ from engine.api.objects import (
     Node,
     OpaqueObject,
     Pod,
+    PodStatus,
     kind_of,
 )
 from engine.api.ratelimit import TokenBucket
-from engine.faults import FAULTABLE_CLIENTS, matches, overall_bucket
+from engine.faults import (
+    FAULTABLE_CLIENTS,
+    KUBELET,
+    SCHEDULER,
+    STATUS_BATCH_PREFIX,
+    matches,
+    overall_bucket,
+)
 
 ObjectKey = tuple[str, str, str]  # kind, namespace, name
 CRD = "CustomResourceDefinition"
@@ -42,6 +50,10 @@ def request_of_event(event: ev.Event) -> tuple[str, str, str, str, str] | None:
     event (a create's name is its generateName when it has one), as engine.loop.request_of."""
     if isinstance(event, ev.ObjectDeleted):
         return ("delete", "", event.kind, event.namespace, event.name)
+    if isinstance(event, ev.PodBound):
+        return ("create", "binding", "Pod", event.object.metadata.namespace, event.object.metadata.name)
+    if isinstance(event, ev.PodStatusChanged):
+        return ("update", "status", "Pod", event.object.metadata.namespace, event.object.metadata.name)
     if not isinstance(event, ev.ObjectCreated | ev.ObjectUpdated | ev.StatusUpdated | ev.DeletionStarted):
         return None
     meta = event.object.metadata
@@ -80,6 +92,8 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     faults: list[tuple[int, ev.ApiFault, int, int]] = msgspec.field(default_factory=list)
     failures: list[tuple[str, str, int]] = msgspec.field(default_factory=list)
     buckets: list[tuple[str, str, int, str, datetime | None]] = msgspec.field(default_factory=list)
+    # the pod statuses the kubelets keep after a refused status update (namespace, name, status)
+    kept_statuses: list[tuple[str, str, PodStatus]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -150,6 +164,9 @@ class Cluster:
         # each controller's overall rate-limit bucket (engine.faults.overall_bucket)
         self.failures: dict[tuple[str, str], int] = {}
         self.buckets: dict[str, TokenBucket] = {}
+        # the kubelet status manager's cache: the status of a pod whose update the API server
+        # refused, sent again at its next syncBatch (dropped once a pod status is written)
+        self.kept_statuses: dict[tuple[str, str], PodStatus] = {}
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -240,6 +257,7 @@ class Cluster:
                 faults=[(p, f, n, a) for p, (f, n, a) in sorted(self.faults.items())],
                 failures=sorted((o, k, n) for (o, k), n in self.failures.items()),
                 buckets=[(o, *b.state()) for o, b in sorted(self.buckets.items()) if b.last is not None],
+                kept_statuses=[(ns, name, st) for (ns, name), st in sorted(self.kept_statuses.items(), key=lambda kv: kv[0])],
             )
         )
 
@@ -268,6 +286,7 @@ class Cluster:
         cluster.faults = {p: (f, n, a) for p, f, n, a in snap.faults}
         cluster.failures = {(o, k): n for o, k, n in snap.failures}
         cluster.buckets = {o: TokenBucket.restore(rest) for o, *rest in snap.buckets}  # type: ignore[arg-type]
+        cluster.kept_statuses = {(ns, name): st for ns, name, st in snap.kept_statuses}
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -281,6 +300,8 @@ class Cluster:
             self.pace_buckets[event.by].spend(event.at)  # a paced controller's write: one token
         if isinstance(event, ev.ObjectEvent):
             self._put(event.object)
+            if self.kept_statuses and isinstance(event, ev.PodStatusChanged):
+                self.kept_statuses.pop((event.object.metadata.namespace, event.object.metadata.name), None)
         elif isinstance(event, ev.ObjectDeleted):
             self._remove((event.kind, event.namespace, event.name))
         elif isinstance(event, ev.KubeletConfigured):
@@ -298,7 +319,7 @@ class Cluster:
             self.timers.add((event.due, event.owner, event.key))
             self.timer_set_at[(event.due, event.owner, event.key)] = event.position
             self.timer_dues.setdefault((event.owner, event.key), set()).add(event.due)
-            if event.owner == "kubelet":
+            if event.owner == "kubelet" and not event.key.startswith(STATUS_BATCH_PREFIX):
                 ns, _, name = event.key.partition("/")
                 self.ready_at[(ns, name)] = event.due
             elif event.owner == QUARANTINE_OWNER and event.key.startswith(QUARANTINE_PREFIX):
@@ -320,6 +341,8 @@ class Cluster:
         elif isinstance(event, ev.FaultInjected):
             self.faults[event.position] = (event.fault, event.fault.count, event.fault.after)
         elif isinstance(event, ev.RequestRefused):
+            if event.by == KUBELET and event.subresource == "status" and isinstance(event.object, Pod):
+                self.kept_statuses[(event.namespace, event.name)] = event.object.status
             fault, left, _ = self.faults.get(event.fault, (None, 0, 0))
             if fault is not None and left:
                 if left == 1:
@@ -328,7 +351,8 @@ class Cluster:
                     self.faults[event.fault] = (fault, left - 1, 0)
         elif isinstance(event, ev.SyncFailed):
             self.failures[(event.owner, event.key)] = event.failures
-            self.buckets.setdefault(event.owner, overall_bucket()).reserve(event.at)
+            if event.owner != SCHEDULER:  # its backoffQ has no overall bucket
+                self.buckets.setdefault(event.owner, overall_bucket()).reserve(event.at)
         elif isinstance(event, ev.FailuresForgotten):
             self.failures.pop((event.owner, event.key), None)
         if self.faults:
@@ -341,8 +365,11 @@ class Cluster:
         request = request_of_event(event) if event.by in FAULTABLE_CLIENTS else None
         if request is None:
             return
+        node = ""
+        if event.by == KUBELET and isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod):
+            node = event.object.spec.node_name
         for position, (fault, left, passing) in sorted(self.faults.items()):
-            if matches(fault, event.by, *request):
+            if matches(fault, event.by, *request, node):
                 if passing:
                     self.faults[position] = (fault, left, passing - 1)
                 return
@@ -396,6 +423,7 @@ class Cluster:
                 if node in self.quarantined and not self.pods_by_node.get(node):
                     del self.quarantined[node]  # its last orphaned pod is gone
                 self.ready_at.pop((ns, name), None)
+                self.kept_statuses.pop((ns, name), None)
                 self.evictions.pop(f"{ns}/{name}", None)  # mirrors cancelling on pod deletion
                 # a gone pod's readiness timer must not stand in for its successor's
                 key_text = f"{ns}/{name}"

@@ -32,6 +32,12 @@ def _describe(obj: KubeObject) -> str:
     return f"{kind_of(obj)} {ns + '/' if ns else ''}{obj.metadata.name}"
 
 
+# after a refused request (an `api-fault` line) the requests for the other dependents still go
+# out: upstream's orphanDependents sends them in parallel, and each dependent of a foreground
+# deletion is its own attemptToDelete item; the owner's finalizer waits for a clean sync
+DEPENDENTS = 1
+
+
 class GarbageCollector:
     name = "garbage-collector"
 
@@ -76,6 +82,7 @@ class GarbageCollector:
                         object=replace(dep, metadata=replace(dep.metadata, owner_references=refs)),
                         reason="orphaned",
                         message=f"{_describe(obj)} is deleted with propagationPolicy Orphan: its ownerReference is removed and this object stays",
+                        group=DEPENDENTS,
                     )
                 )
             out.append(
@@ -98,6 +105,7 @@ class GarbageCollector:
                             dep,
                             "foreground-deletion",
                             f"owner {_describe(obj)} is deleted with propagationPolicy Foreground: dependents go first",
+                            group=DEPENDENTS,
                         )
                     )
             if not deps:

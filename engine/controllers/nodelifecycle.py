@@ -23,10 +23,15 @@
   upstream) once `nodeMonitorGracePeriod` has passed since (40 s, 50 s from Kubernetes 1.32,
   by the release the cluster imitates), and its pods' Ready condition False
   (`MarkPodsNotReady`); the taints above follow.
+- Node startup grace period (mirrors `tryUpdateNodeHealth` for a node without a Ready
+  condition: its kubelet never posted status): such a silent node waits
+  `nodeStartupGracePeriod` (60 s, every release) instead, and its four conditions are added
+  Unknown (`NodeStatusNeverUpdated`); its pods are not marked not Ready (the Ready condition
+  upstream observed was the fake Unknown one it makes for such a node, never True).
 
-Choices: a node without a Ready condition counts as Ready (the simulated kubelets post it, so
-`nodeStartupGracePeriod` is not modelled). The grace period counts from the heartbeat line's
-time (upstream: from the last status or lease renewal the controller saw, every 10 s) and the
+Choices: a node without a Ready condition counts as Ready while its kubelet posts (the
+simulated kubelets renew its lease: upstream's probe timestamp moves, so the startup grace
+period never runs out). The grace periods count from the heartbeat line's time (upstream: from the last status or lease renewal the controller saw, every 10 s) and the
 conditions turn Unknown at its end (upstream: at the next 5 s monitor pass). A recorded
 `node-condition` line is the kubelet's or controller's write as it was, so its pods are not
 marked not Ready (a capture records those writes too). Taints are written at the instant the
@@ -71,6 +76,8 @@ MONITOR_GRACE_SECONDS = {"1.18": 40}
 MONITOR_GRACE_DEFAULT_SECONDS = 50
 # mirrors tryUpdateNodeHealth's nodeConditionTypes (NetworkUnavailable is the control plane's)
 MONITORED_CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+# --node-startup-grace-period: 1 m on every release
+STARTUP_GRACE_SECONDS = 60
 
 
 def monitor_grace_seconds(release: str) -> int:
@@ -223,13 +230,17 @@ class NodeLifecycleController:
         """Mirrors tryUpdateNodeHealth for a node whose kubelet went silent: wait for the grace
         period, then set its conditions Unknown and (monitorNodeHealth) MarkPodsNotReady."""
         name = node.metadata.name
-        grace = monitor_grace_seconds(cluster.release)
+        # no Ready condition: the kubelet never posted status, and upstream waits
+        # nodeStartupGracePeriod (with a fake Unknown Ready condition as the observed one)
+        never = not any(c.type == "Ready" for c in node.status.conditions)
+        grace = STARTUP_GRACE_SECONDS if never else monitor_grace_seconds(cluster.release)
+        period = "nodeStartupGracePeriod" if never else "nodeMonitorGracePeriod"
         since = cluster.silent_nodes[name]
         due = since + timedelta(seconds=grace)
         if now < due:
-            return [cmd.SetTimer(key=name, due=due, reason="node-monitor-grace-period",
-                                 message=f"node {name} posts no status since {since.isoformat()}: it is Unknown "
-                                         f"after nodeMonitorGracePeriod {grace}s, at {due.isoformat()}")]
+            return [cmd.SetTimer(key=name, due=due, reason="node-startup-grace-period" if never else "node-monitor-grace-period",
+                                 message=f"node {name} posts no status since {since.isoformat()}{' and never posted any' if never else ''}: "
+                                         f"it is Unknown after {period} {grace}s, at {due.isoformat()}")]
         conditions = list(node.status.conditions)
         changed = []
         for type_ in MONITORED_CONDITIONS:
@@ -251,10 +262,12 @@ class NodeLifecycleController:
             cmd.UpdateStatus(
                 object=replace(node, status=status),
                 reason="node-status-unknown",
-                message=f"node {name} posted no status for nodeMonitorGracePeriod {grace}s (since {since.isoformat()}): "
+                message=f"node {name} posted no status for {period} {grace}s (since {since.isoformat()}): "
                         f"{', '.join(changed)} set Unknown",
             )
         ]
+        if never:
+            return out  # monitorNodeHealth marks pods not Ready only when the node was Ready
         for pod in cluster.pods_on(name):  # mirrors MarkPodsNotReady: only the Ready condition
             ready = next((c for c in pod.status.conditions if c.type == "Ready"), None)
             if ready is None or ready.status == "False":

@@ -19,6 +19,10 @@ and confirms no termination (its terminating pods stay Terminating, as on a real
 node) until its heartbeats resume; then it catches up, and reports Ready again the running pods
 the node lifecycle controller marked not Ready (their Ready condition False without a reason:
 the kubelet's own always gives one).
+
+A pod status update the API server refuses (an `api-fault` line naming the kubelets) stays in
+the status manager's cache (`Cluster.kept_statuses`), which is the kubelet's view of the pod
+from then on, and goes out again at the next syncBatch (`retry_refused`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from datetime import datetime, timedelta
 
 from engine import commands as cmd
 from engine import events as ev
+from engine import faults
 from engine.api.names import pod_key, split_key
 from engine.api.objects import Node, Pod, PodStatus, replace
 from engine.api.pods import is_ready, with_condition
@@ -108,6 +113,10 @@ class Kubelet:
         return ()
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
+        if key.startswith(faults.STATUS_BATCH_PREFIX):
+            if any(due > now for due in cluster.pending_timers(self.name, key)):
+                return []  # syncBatch runs at its tick
+            return _sync_batch(key.removeprefix(faults.STATUS_BATCH_PREFIX), cluster)
         ns, name = split_key(key)
         pod = cluster.pod(ns, name)
         if pod is None or not pod.spec.node_name:
@@ -115,6 +124,11 @@ class Kubelet:
         node = pod.spec.node_name
         if node in cluster.silent_nodes:
             return []  # the node's kubelet posts nothing (see the module's doc)
+        kept = cluster.kept_statuses.get((ns, name)) if cluster.kept_statuses else None
+        if kept is not None:
+            # the status manager's cache is the kubelet's own view of the pod: a refused update
+            # did not stop its containers (GetPodStatus reads the cache, not the API server)
+            pod = replace(pod, status=kept)
         if pod.metadata.deletion_timestamp is not None:
             if pod.metadata.finalizers:
                 return []  # stopped; the API server keeps it until its finalizers are removed
@@ -244,7 +258,8 @@ class Kubelet:
                     reason="pod-started",
                     message=f"kubelet on {node} started the pod; it becomes Ready after readyAfter {delay:g}s, at {due.isoformat()}",
                 ),
-                cmd.SetTimer(key=key, due=due, reason="ready-after", message=f"pod {key} becomes Ready at {due.isoformat()}"),
+                # the readiness probe runs whether or not the status reached the API server
+                cmd.SetTimer(key=key, due=due, reason="ready-after", message=f"pod {key} becomes Ready at {due.isoformat()}", despite_errors=True),
             ]
         if status.phase == "Running" and not is_ready(pod):
             if policy.mode != "recorded" and _marked_not_ready(pod) and not set(images) & set(policy.never_ready_images):
@@ -269,3 +284,43 @@ class Kubelet:
                     )
                 ]
         return []
+
+
+    # --- a refused status update (an `api-fault` line): the status manager -------------------
+
+    def retry_refused(self, key: str, cluster: Cluster, now: datetime, refused: ev.RequestRefused) -> list[cmd.Command]:
+        """syncPod failed: the status manager keeps the status in its cache (RequestRefused
+        carries it) and its syncBatch, every syncPeriod (10 s), sends what the API server does
+        not have yet (needsUpdate). No workqueue, no backoff."""
+        pod_key = key.removeprefix(faults.STATUS_BATCH_PREFIX)
+        due = faults.next_status_batch(now)
+        return [
+            cmd.SetTimer(
+                key=faults.STATUS_BATCH_PREFIX + pod_key,
+                due=due,
+                reason="status-batch",
+                message=(
+                    f"the status update of pod {pod_key} was refused ({refused.code} {refused.status_reason}): the status "
+                    f"manager keeps it and its syncBatch tries again at {due.isoformat()} (every 10s)"
+                ),
+            )
+        ]
+
+
+def _sync_batch(key: str, cluster: Cluster) -> list[cmd.Command]:
+    """The status manager's syncBatch for one pod: the kept status goes out again if the API
+    server's differs (needsUpdate)."""
+    ns, name = split_key(key)
+    pod = cluster.pod(ns, name)
+    kept = cluster.kept_statuses.get((ns, name))
+    if pod is None or kept is None or pod.spec.node_name in cluster.silent_nodes or pod.status == kept:
+        return []
+    return [
+        cmd.SetPodStatus(
+            namespace=ns,
+            name=name,
+            status=kept,
+            reason="status-batch",
+            message=f"kubelet on {pod.spec.node_name}: the status manager's syncBatch sends the pod status it kept since its update was refused",
+        )
+    ]

@@ -10,6 +10,10 @@ VolumeBinding, for claims whose StorageClass waits for the first consumer
 once the volume binder has bound them (PreBind waits for it); a claim that already has a node
 keeps the pod to that node ("node(s) had volume node affinity conflict" elsewhere), as the
 provisioned volume's node affinity would.
+
+A binding the API server refuses (an `api-fault` line naming the scheduler) is upstream's
+handleBindingCycleError: PodScheduled False with reason SchedulerError, and the pod in backoffQ
+(`requeue_after_error`), not tried again before its backoff is over.
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from engine import commands as cmd
 from engine import events as ev
+from engine import faults
 from engine.api.names import pod_key, split_key
 from engine.api.objects import Node, PersistentVolumeClaim, Pod, Taint, Toleration
 from engine.api.state import Cluster
@@ -102,6 +107,10 @@ def stated_reasons(pod: Pod) -> set[str] | None:
 class Scheduler:
     name = "default-scheduler"
 
+    # a pod whose binding was refused waits out its backoff (backoffQ): events about it do not
+    # bring it back early, as they bring a workqueue key (engine.loop.SyncRun)
+    backoff_queue = True
+
     watches = frozenset({"Pod", "Node", "PersistentVolumeClaim"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
@@ -157,6 +166,8 @@ class Scheduler:
             return []
         if cluster.kubelet.recorded_bindings and held_for_binding(pod, cluster):
             return []  # a history's recorded `bind` places it, as the capture's scheduler did
+        if any(due > now for due in cluster.pending_timers(self.name, key)):
+            return []  # in backoffQ after a refused binding until its backoff is over
         # mirrors NodeAffinity.PreFilter: a metadata.name matchFields term names the only
         # candidate, so a daemon pod never walks the whole cluster
         target = pod_target_node(pod.spec)
@@ -197,6 +208,34 @@ class Scheduler:
             # named does not requeue the pod (see keys_for)
             return []
         return [cmd.ReportUnschedulable(namespace=ns, name=name, reason="unschedulable", message=message)]
+
+
+    # --- a refused binding (an `api-fault` line): handleBindingCycleError ----------------------
+
+    def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], refused: ev.RequestRefused) -> list[cmd.Command]:
+        """handleSchedulingFailure: the pod's PodScheduled condition goes False with reason
+        SchedulerError and the error as message (updatePod); the FailedScheduling Warning is
+        the refusal's own (RequestRefused)."""
+        ns, name = split_key(key)
+        return [
+            cmd.ReportUnschedulable(
+                namespace=ns, name=name, condition_reason="SchedulerError", reason="scheduler-error", message=refused.message
+            )
+        ]
+
+    def requeue_after_error(self, key: str, failures: int, error: str) -> tuple[str, timedelta, str, str]:
+        """AddUnschedulableIfNotPresent: a pod that failed with an error (not unschedulable)
+        goes to backoffQ for calculateBackoffDuration of its attempts."""
+        attempts = failures + 1
+        delay = faults.pod_backoff(attempts)
+        return (
+            "backoff",
+            delay,
+            f"binding of {key} failed ({error}): the pod is back in the scheduling queue, in backoffQ for "
+            f"{delay.total_seconds():g}s (attempt {attempts}: podInitialBackoffDuration 1s doubled per attempt, "
+            "at most podMaxBackoffDuration 10s)",
+            f"the backoff of {key} is over (attempt {attempts})",
+        )
 
 
 def _select_node(waiting: list, key: str, node_name: str) -> list[cmd.Command]:
