@@ -268,7 +268,7 @@ class Engine:
                 for key, trigger in work:
                     assert self.now is not None
                     run = SyncRun(self, actor, key, trigger)
-                    for command in self._reconcile(actor, key):
+                    for command in run.begin(self._reconcile(actor, key)):
                         run.issue(command)
                     run.finish()
         raise LoopError(
@@ -300,7 +300,8 @@ class Engine:
             previous: tuple[type, str] | None = None
             run = SyncRun(self, actor, key, trigger)
             cut = False
-            for command in self._reconcile(actor, key):
+            commands = run.begin(self._reconcile(actor, key))
+            for at, command in enumerate(commands):
                 if run.skips(command):  # a refused request ended the sync: never sent, never paced
                     run.issue(command)
                     continue
@@ -322,6 +323,7 @@ class Engine:
                         audit = Audit(by=actor.name, reason="pace", message=message, trigger=trigger)
                         self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
                     cut = True
+                    run.unsent(commands[at:])
                     break
                 run.issue(command)
             run.finish(cut=cut)
@@ -709,7 +711,7 @@ class SyncRun:
     `retry_on_conflict_only`: RetryOnConflict). A sync without refusals after failures is the
     workqueue's `Forget` (`FailuresForgotten`)."""
 
-    __slots__ = ("actor", "engine", "failed", "key", "skipped", "trigger")
+    __slots__ = ("actor", "engine", "failed", "key", "managed", "skipped", "trigger")
 
     def __init__(self, engine: Engine, actor: Controller, key: str, trigger: int) -> None:
         self.engine = engine
@@ -718,6 +720,46 @@ class SyncRun:
         self.trigger = trigger
         self.failed: tuple[cmd.Command, ev.RequestRefused] | None = None
         self.skipped: list[cmd.Command] = []
+        self.managed = False  # the sync found its expectations satisfied (check mode)
+
+    def begin(self, commands: Sequence[cmd.Command]) -> Sequence[cmd.Command]:
+        """The sync decided: the controller raises its expectations for the creates and deletes
+        it is about to send (`synced`: ExpectCreations/ExpectDeletions, syncNodes'
+        SetExpectations) before the first goes out."""
+        synced = getattr(self.actor, "synced", None)
+        if synced is not None:
+            assert self.engine.now is not None
+            expectations = getattr(self.actor, "expectations", None)
+            self.managed = expectations is None or expectations.satisfied(self.key, self.engine.now)
+            synced(self.key, commands, self.engine.cluster, self.engine.now)
+        return commands
+
+    def unsent(self, commands: Sequence[cmd.Command]) -> None:
+        """Requests of this sync that never go out (a paced sync cut at its client's rate
+        limit; it comes back at the next token): no informer will observe them."""
+        for command in commands:
+            self._not_observed(command)
+
+    def _not_observed(self, command: cmd.Command) -> None:
+        """A create or delete the informer will never see: the controller lowers its
+        expectations for it (CreationObserved / DeletionObserved on an error, slowStartBatch's
+        LowerExpectations for the skipped pods)."""
+        lower = getattr(self.actor, "not_observed", None)
+        if lower is not None:
+            lower(self.key, command)
+
+    def _check_expectations(self) -> None:
+        """Check mode: every create and delete of the sync was observed or lowered by the time
+        it ends (the loop records and routes each write at once), so the next sync of the key
+        finds its expectations satisfied without waiting for ExpectationsTimeout. (A sync that
+        found them unsatisfied, set by hand in a test, raised none.)"""
+        expectations = getattr(self.actor, "expectations", None)
+        exp = expectations.get(self.key) if expectations is not None and self.managed else None
+        if exp is not None and not exp.fulfilled():
+            raise AssertionError(
+                f"{self.actor.name}: the expectations of {self.key} are still unsatisfied after its sync "
+                f"(add {exp.add}, del {exp.dels}): a create or delete was neither observed nor lowered"
+            )
 
     def skips(self, command: cmd.Command) -> bool:
         """Is this command one the sync no longer sends (an earlier request was refused)?"""
@@ -729,10 +771,13 @@ class SyncRun:
     def issue(self, command: cmd.Command) -> None:
         if self.skips(command):
             self.skipped.append(command)
+            self._not_observed(command)
             return
         refused = self.send(command)
-        if refused is not None and self.failed is None:
-            self.failed = (command, refused)
+        if refused is not None:
+            self._not_observed(command)
+            if self.failed is None:
+                self.failed = (command, refused)
 
     def send(self, command: cmd.Command) -> ev.RequestRefused | None:
         """Carry out one command; a status write is retried as the controller does upstream."""
@@ -755,6 +800,8 @@ class SyncRun:
         it has not succeeded yet, so its failures are not forgotten)."""
         engine, name, key = self.engine, self.actor.name, self.key
         cluster = engine.cluster
+        if engine.check_routes:
+            self._check_expectations()
         if self.failed is None:
             if not cut and (name, key) in cluster.failures:
                 engine._record(

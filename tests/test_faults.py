@@ -496,3 +496,47 @@ def test_a_refused_replicaset_create_marks_the_deployment_not_progressing():
     d = engine.cluster.get("Deployment", "default", "foo")
     assert d is not None and d.status.available_replicas == 2
     assert next(c for c in d.status.conditions if c.type == "Progressing").reason == "NewReplicaSetAvailable"
+
+
+# --- expectations (ControllerExpectations, engine/controllers/expectations.py) ------------------
+
+
+def expectations_of(engine: Engine, controller: str, key: str = "default/foo") -> tuple[int, int] | None:
+    exp = engine.by_name[controller].expectations.get(key)  # type: ignore[attr-defined]
+    return None if exp is None else (exp.add, exp.dels)
+
+
+@pytest.mark.parametrize("controller, workload", [("daemonset-controller", daemonset()), ("replicaset-controller", replicaset(100))])
+def test_failed_and_skipped_creates_lower_the_expectations_to_zero(controller, workload):
+    """TestDaemonSetPodCreateExpectationsError / TestSyncReplicaSetCreateFailures' expectations:
+    100 creates expected; 10 observed, 5 refused (CreationObserved on the error), 85 never sent
+    (LowerExpectations for slowStartBatch's skipped pods): exactly (0, 0), satisfied."""
+    nodes = [node(f"node-{i:03}") for i in range(100)] if controller == "daemonset-controller" else [node("n")]
+    engine = replay(*nodes, quota(controller, 10), workload, finish=False)
+    first_sync(engine, controller)
+    assert expectations_of(engine, controller) == (0, 0)
+    assert engine.by_name[controller].expectations.satisfied("default/foo", engine.now)  # type: ignore[attr-defined]
+
+
+def test_a_daemonset_with_unsatisfied_expectations_only_writes_its_status():
+    """syncDaemonSet while SatisfiedExpectations is false: constructHistory still runs (the new
+    revision is created), then only updateDaemonSetStatus with updateObservedGen false: no pod
+    is replaced and observedGeneration stays behind. (No history reaches this: the loop
+    observes every write at once; the expectation is set by hand, as upstream's tests do.)"""
+    engine = replay(*(node(f"n{i}") for i in range(3)), daemonset())
+    ds = engine.cluster.get("DaemonSet", "default", "foo")
+    assert isinstance(ds, DaemonSet) and ds.status.observed_generation == 1
+    engine.by_name["daemonset-controller"].expectations.set("default/foo", 1, 0, engine.now)  # type: ignore[attr-defined]
+    changed = daemonset(t=10)
+    changed["object"]["spec"]["template"]["spec"]["containers"][0]["image"] = "foo:2"
+    engine.run(parse_lines([(10, json.dumps(changed))]))
+    ds = engine.cluster.get("DaemonSet", "default", "foo")
+    assert isinstance(ds, DaemonSet) and ds.metadata.generation == 2
+    assert ds.status.observed_generation == 1
+    assert len(engine.cluster.list("ControllerRevision", "default")) == 2
+    assert not [e for e in engine.events if isinstance(e, ev.DeletionStarted | ev.ObjectDeleted) and e.by == "daemonset-controller"]
+    engine.by_name["daemonset-controller"].expectations.creation_observed("default/foo")  # type: ignore[attr-defined]
+    engine.run(parse_lines([(11, json.dumps(node("n9") | {"at": at(11)}))]))  # a node wakes it
+    ds = engine.cluster.get("DaemonSet", "default", "foo")
+    assert isinstance(ds, DaemonSet) and ds.status.observed_generation == 2
+    assert [e for e in engine.events if isinstance(e, ev.DeletionStarted | ev.ObjectDeleted) and e.by == "daemonset-controller"]
