@@ -234,6 +234,9 @@ class ApiFault(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, re
     count: int = 0
     until: datetime | None = None
     after: int = 0  # the first `after` matching requests still succeed (a quota running out)
+    # a timeout (504) whose create or delete the API server carried out nonetheless: the
+    # client sees the error, the informers see the write (upstream's client cannot tell)
+    written: bool = False
 
 
 class FaultInjected(Event, kw_only=True):
@@ -258,6 +261,7 @@ class RequestRefused(Event, kw_only=True):
     status_reason: str = ""  # metav1.StatusReason: Forbidden, Conflict, Invalid, InternalError, ...
     error: str = ""  # the Status message
     fault: int = 0
+    written: bool = False  # a timeout whose write was carried out (recorded just before)
 
 
 class SyncFailed(Event, kw_only=True):

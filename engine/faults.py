@@ -45,6 +45,10 @@ STATUS: dict[int, tuple[str, str]] = {
     ),
 }
 CONFLICT = 409
+TIMEOUT = 504
+# the requests a timed-out fault may have carried out (`written`): those whose effect the
+# informers see as an add or a delete
+WRITTEN_VERBS = ("create", "delete")
 
 # DefaultControllerRateLimiter: per-item exponential 5ms * 2^failures up to 1000s, max'ed with
 # an overall token bucket of 10 qps and burst 100

@@ -427,6 +427,11 @@ class Engine:
         error = faults.status_message(fault, plural_of(kind), name if verb != "create" else "")
         owner = self._owner_of(command, kind, namespace, name)
         reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, fault.code)
+        written = fault.written and verb in faults.WRITTEN_VERBS
+        if written:
+            # the API server carried the request out, then the client's request timed out: the
+            # informers see the write, the controller sees the error (expectations lowered twice)
+            self.execute(command, client, trigger)
         audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
         event = self._record(
             ev.RequestRefused,
@@ -442,6 +447,7 @@ class Engine:
             status_reason=faults.STATUS[fault.code][0],
             error=error,
             fault=position,
+            written=written,
         )
         assert isinstance(event, ev.RequestRefused)
         return event
@@ -914,6 +920,8 @@ def describe_fault(fault: ev.ApiFault) -> str:
         until.append(f"until {fault.until.isoformat().replace('+00:00', 'Z')}")
     first = f"after the next {fault.after} succeed, " if fault.after else ""
     reason = faults.STATUS[fault.code][0]
+    if fault.written:
+        reason += ", the write carried out nonetheless"
     return f"the API server refuses {what} by {client} with {fault.code} {reason} ({first}{' or '.join(until) or 'from now on'})"
 
 

@@ -471,14 +471,17 @@ class DaemonSetMachine(RuleBasedStateMachine):
         count=st.one_of(st.integers(min_value=1, max_value=6), st.none()),
         seconds=st.integers(min_value=1, max_value=30),
         after=st.integers(min_value=0, max_value=3),
+        written=st.booleans(),
     )
-    def inject_fault(self, request: tuple[str, str, str], code: int, count: int | None, seconds: int, after: int) -> None:
+    def inject_fault(self, request: tuple[str, str, str], code: int, count: int | None, seconds: int, after: int, written: bool) -> None:
         """The API server refuses the controller's requests for the next `count` of them, or
         for `seconds`; the invariants hold throughout, and those about a converged set apply
-        once its last sync succeeded (no failure left in its workqueue)."""
+        once its last sync succeeded (no failure left in its workqueue). A timed-out create or
+        delete may have been carried out (`written`)."""
         verb, subresource, kind = request
         until = None if count is not None else self.now + timedelta(seconds=seconds)
-        fault = ev.ApiFault(client=NAME, verb=verb, subresource=subresource, kind=kind, code=code, count=count or 0, until=until, after=after)
+        written = written and code == 504 and verb in ("create", "delete")
+        fault = ev.ApiFault(client=NAME, verb=verb, subresource=subresource, kind=kind, code=code, count=count or 0, until=until, after=after, written=written)
         self.run(op.InjectFault(at=self.now, fault=fault))
 
     def faulted(self) -> bool:

@@ -540,3 +540,88 @@ def test_a_daemonset_with_unsatisfied_expectations_only_writes_its_status():
     ds = engine.cluster.get("DaemonSet", "default", "foo")
     assert isinstance(ds, DaemonSet) and ds.status.observed_generation == 2
     assert [e for e in engine.events if isinstance(e, ev.DeletionStarted | ev.ObjectDeleted) and e.by == "daemonset-controller"]
+
+
+# --- a timeout that was written (`"written": true`) ----------------------------------------------
+
+
+def _expectations_before_each_sync(engine: Engine, controller: str, key: str = "default/foo") -> list[tuple[int, int] | None]:
+    """Spy: the controller's expectations as each sync of `key` finds them (before it raises
+    its own), i.e. as the previous sync left them."""
+    actor = engine.by_name[controller]
+    seen: list[tuple[int, int] | None] = []
+    synced = actor.synced  # type: ignore[attr-defined]
+
+    def spy(k, commands, cluster, now):
+        if k == key:
+            seen.append(expectations_of(engine, controller, key))
+        synced(k, commands, cluster, now)
+
+    actor.synced = spy  # type: ignore[attr-defined]
+    return seen
+
+
+def test_a_timed_out_create_that_was_written_is_lowered_twice():
+    """A create that timed out at the client after the API server stored it: the informer's
+    addPod lowers the expectations (CreationObserved), then the sync's error path lowers them
+    again, as upstream's would (controller_utils_test.go TestControllerExpectations: "in prod
+    this can happen either because of a failed create by the rc or after having observed a
+    create via informer"): ExpectCreations(3), observed 1, the error 1, 2 never sent: -1, which
+    is fulfilled. Upstream's tests cannot show it (FakePodControl's errors create nothing).
+    The pod exists, the next sync counts it: 3 pods, never a fourth."""
+    lines = [node("n"), fault(client="replicaset-controller", verb="create", kind="Pod", code="timeout", written=True, count=1), replicaset(3)]
+    operations = parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1))
+    engine = Engine()
+    seen = _expectations_before_each_sync(engine, "replicaset-controller")
+    engine.run(operations)
+    engine.finish()
+    sync = first_sync(engine, "replicaset-controller")
+    (refusal,) = refused(sync)
+    assert refusal.written and refusal.code == 504 and refusal.reason == "FailedCreate"
+    (pod_created,) = created(sync)
+    assert pod_created.position < refusal.position  # the write, then the client's error
+    assert seen[:2] == [None, (-1, 0)]
+    assert len(pods(engine)) == 3
+    assert len(created(engine.events)) == 3
+
+
+def test_a_timed_out_delete_that_was_written_lowers_once_by_pod_key():
+    """A ReplicaSet's delete that timed out after the API server deleted the pod: deletePod
+    removed its key from the UID-tracked expectations, so the error's DeletionObserved(rsKey,
+    podKey) changes nothing; the other deletes go out, one pod is left, and FailedDelete with
+    ReplicaFailure/FailedDelete are recorded as for any failed delete."""
+    engine = replay(node("n"), replicaset(5))
+    seen = _expectations_before_each_sync(engine, "replicaset-controller")
+    scale = {"at": at(60), "op": "scale", "kind": "rs", "name": "foo", "replicas": 1}
+    engine.run(parse_lines([(20, json.dumps(fault(t=59, client="replicaset-controller", verb="delete", kind="Pod", code=504, written=True, count=1))), (21, json.dumps(scale))]))
+    sync = first_sync(engine, "replicaset-controller")
+    (refusal,) = refused(sync, "delete")
+    assert refusal.written and refusal.reason == "FailedDelete"
+    gone = [e for e in sync if isinstance(e, ev.DeletionStarted | ev.ObjectDeleted) and (ev.subject(e) or ("", "", ""))[2] == refusal.name]
+    assert gone and gone[0].position < refusal.position  # the API server deleted it, then the client's error
+    assert seen[1] == (0, 0)  # 4 deletes expected, 4 observed, the error lowered nothing more
+    statuses = [e.object.status for e in sync if isinstance(e, ev.StatusUpdated) and isinstance(e.object, ReplicaSet)]
+    assert [c.reason for c in statuses[-1].conditions if c.type == "ReplicaFailure"] == ["FailedDelete"]
+    engine.finish()
+    assert len([p for p in pods(engine) if p.metadata.deletion_timestamp is None]) == 1
+
+
+def test_a_timed_out_create_of_a_daemon_pod_that_was_written_goes_below_zero():
+    """The DaemonSet's plain counts: its pod's add and the error both lower (SetExpectations(2, 0),
+    observed 2, the error 1: -1); every node ends with exactly one daemon pod."""
+    engine = Engine()
+    seen = _expectations_before_each_sync(engine, "daemonset-controller")
+    lines = [node("a"), node("b"), fault(client="daemonset-controller", verb="create", kind="Pod", code="timeout", written=True, count=1), daemonset()]
+    engine.run(parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1)))
+    engine.finish()
+    (refusal,) = refused(first_sync(engine, "daemonset-controller"))
+    assert refusal.written
+    assert (-1, 0) in seen
+    assert sorted(p.spec.node_name for p in pods(engine)) == ["a", "b"]
+
+
+def test_without_written_a_timeout_creates_nothing():
+    """The default: a 504 is a request the API server did not carry out."""
+    engine = replay(node("n"), fault(client="replicaset-controller", verb="create", kind="Pod", code="timeout", count=1), replicaset(1), finish=False)
+    sync = first_sync(engine, "replicaset-controller")
+    assert not refused(sync)[0].written and created(sync) == []
