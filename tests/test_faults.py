@@ -625,3 +625,102 @@ def test_without_written_a_timeout_creates_nothing():
     engine = replay(node("n"), fault(client="replicaset-controller", verb="create", kind="Pod", code="timeout", count=1), replicaset(1), finish=False)
     sync = first_sync(engine, "replicaset-controller")
     assert not refused(sync)[0].written and created(sync) == []
+
+
+# --- RetryOnConflict's sleeps under --pace real ---------------------------------------------------
+
+
+def _paced(*lines: dict[str, Any]) -> Engine:
+    from engine.loop import real_pacing
+
+    engine = Engine(pacing=real_pacing())
+    engine.run(parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1)))
+    engine.finish()
+    return engine
+
+
+def _status_conflicts(engine: Engine) -> list[datetime]:
+    return [e.at for e in refused(engine.events, "update", "StatefulSet") if e.code == 409]
+
+
+def test_paced_conflict_retries_sleep_retry_default_backoff():
+    """updateStatefulSetStatus' RetryOnConflict(retry.DefaultBackoff) under --pace real: three
+    409s, then the write goes through; between the attempts the worker sleeps 10 ms, then 50 ms,
+    then 250 ms (wait.ExponentialBackoff's Step(), factor 5, jitter left out), in virtual time;
+    the sync never failed (no SyncFailed), and the set still scales to 3."""
+    engine = _paced(node("n"), fault(client="statefulset-controller", subresource="status", kind="sts", code=409, count=3), statefulset())
+    first, *rest = _status_conflicts(engine)
+    assert [t - first for t in rest] == [timedelta(milliseconds=10), timedelta(milliseconds=60)]
+    sleeps = [e for e in engine.events if isinstance(e, ev.TimerSet) and e.reason == "retry-on-conflict"]
+    assert [(e.key, e.due - e.at) for e in sleeps] == [
+        ("default/foo@retry-on-conflict/2", timedelta(milliseconds=10)),
+        ("default/foo@retry-on-conflict/3", timedelta(milliseconds=50)),
+        ("default/foo@retry-on-conflict/4", timedelta(milliseconds=250)),
+    ]
+    written = [e for e in engine.events if isinstance(e, ev.StatusUpdated) and isinstance(e.object, StatefulSet) and e.at > rest[-1]]
+    assert written and written[0].at - rest[-1] == timedelta(milliseconds=250)
+    assert not [e for e in engine.events if isinstance(e, ev.SyncFailed)]
+    assert_ready_and_scaled(engine)
+
+
+def test_paced_conflict_retries_give_up_after_four_attempts():
+    """A fifth 409 is not tried: after attempt 4 (at +310 ms) RetryOnConflict returns the
+    conflict, the sync fails and the workqueue requeues it (AddRateLimited, 5 ms)."""
+    engine = _paced(node("n"), fault(client="statefulset-controller", subresource="status", kind="sts", code=409, count=4), statefulset())
+    first, *rest = _status_conflicts(engine)
+    assert [t - first for t in rest] == [timedelta(milliseconds=ms) for ms in (10, 60, 310)]
+    failed = [e for e in engine.events if isinstance(e, ev.SyncFailed)]
+    assert failed and failed[0].at == rest[-1] and failed[0].due - failed[0].at == timedelta(milliseconds=5)
+    assert_ready_and_scaled(engine)
+
+
+def test_a_paced_non_conflict_error_is_not_retried():
+    """RetryOnConflict retries conflicts only: a 500 ends the sync at once, no sleep."""
+    engine = _paced(node("n"), fault(client="statefulset-controller", subresource="status", kind="sts", code=500, count=1), statefulset())
+    assert not [e for e in engine.events if isinstance(e, ev.TimerSet) and e.reason == "retry-on-conflict"]
+    assert len([e for e in engine.events if isinstance(e, ev.SyncFailed)]) == 1
+
+
+def test_a_key_sleeping_in_retry_on_conflict_is_not_synced_by_other_wakeups():
+    """The workqueue never hands a key to two workers: while its sync sleeps between conflict
+    retries, events about it (its pod turning Ready 100 ms after it started) wait for the sync
+    after the sleep, which sees them. The attempts keep their schedule (+10 ms, +60 ms, +310 ms)
+    and no fifth request is refused."""
+    kubelet = {"at": at(), "op": "kubelet", "readyAfter": "100ms"}
+    engine = _paced(node("n"), kubelet, fault(client="statefulset-controller", subresource="status", kind="sts", code=409, count=3), statefulset(1))
+    first, *rest = _status_conflicts(engine)
+    assert [t - first for t in rest] == [timedelta(milliseconds=ms) for ms in (10, 60)]
+    woken = [e for e in engine.events if isinstance(e, ev.PodStatusChanged) and first < e.at < first + timedelta(milliseconds=310)]
+    assert woken, "the pod should turn Ready during the sleep"
+    synced = [e for e in engine.events if e.by == "statefulset-controller" and first < e.at < first + timedelta(milliseconds=310) and not isinstance(e, ev.TimerSet | ev.TimerFired | ev.RequestRefused)]
+    assert synced == [], f"a sync ran during the sleep: {synced}"
+    assert len(_status_conflicts(engine)) == 3
+    sts = engine.cluster.get("StatefulSet", "default", "foo")
+    assert isinstance(sts, StatefulSet) and sts.status.ready_replicas == 1
+
+
+def test_a_run_resumed_mid_sleep_continues_the_retry():
+    """The attempt is in the sleep's timer key, which the state (and its snapshots) keeps: a run
+    stopped while the sync sleeps and resumed from a snapshot records what one run records."""
+    from engine.api.state import Cluster
+    from engine.loop import real_pacing
+
+    lines = [node("n"), fault(client="statefulset-controller", subresource="status", kind="sts", code=409, count=3), statefulset(1)]
+
+    def operations():
+        return parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1))
+
+    whole = Engine(pacing=real_pacing())
+    whole.run(operations())
+    whole.finish()
+    part = Engine(pacing=real_pacing())
+    part.run(operations())
+    part.advance_to(T0 + timedelta(seconds=1, milliseconds=100))  # between attempts 2 and 3
+    assert [k for _, _, k in part.cluster.timers] == ["default/foo@retry-on-conflict/3"]
+    before = part.take_events()
+    resumed = Engine(cluster=Cluster.restore(part.cluster.snapshot()), pacing=real_pacing())
+    resumed.now = part.now
+    resumed.finish()
+    assert [(e.at, type(e).__name__, getattr(e, "key", "")) for e in before + resumed.events] == [
+        (e.at, type(e).__name__, getattr(e, "key", "")) for e in whole.events
+    ]
