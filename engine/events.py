@@ -235,6 +235,9 @@ class ApiFault(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, re
     until: datetime | None = None
     after: int = 0  # the first `after` matching requests still succeed (a quota running out)
     node: str = ""  # client kubelet: that node's kubelet alone ("": every node's)
+    # a timeout (504) whose create or delete the API server carried out nonetheless: the
+    # client sees the error, the informers see the write (upstream's client cannot tell)
+    written: bool = False
 
 
 class FaultInjected(Event, kw_only=True):
@@ -261,6 +264,7 @@ class RequestRefused(Event, kw_only=True):
     fault: int = 0
     # what a kubelet's refused status update carried: the status its status manager keeps
     object: AnyObject | None = None
+    written: bool = False  # a timeout whose write was carried out (recorded just before)
 
 
 class SyncFailed(Event, kw_only=True):

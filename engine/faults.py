@@ -87,6 +87,22 @@ STATUS: dict[int, tuple[str, str]] = {
     ),
 }
 CONFLICT = 409
+TIMEOUT = 504
+# the requests a timed-out fault may have carried out (`written`): those whose effect the
+# informers see as an add or a delete
+WRITTEN_VERBS = ("create", "delete")
+
+# retry.DefaultBackoff (client-go util/retry/util.go), which the StatefulSet's status updater
+# retries conflicts with (RetryOnConflict): Steps 4, Duration 10ms, Factor 5, Jitter 0.1;
+# wait.ExponentialBackoff sleeps backoff.Step() between two attempts: 10ms, 50ms, 250ms, each
+# plus up to 10% at random, left out (virtual time stays deterministic). Slept only under
+# `--pace real`; otherwise the attempts are at one instant.
+DEFAULT_BACKOFF_STEPS = 4
+DEFAULT_BACKOFF_DURATION = timedelta(milliseconds=10)
+DEFAULT_BACKOFF_FACTOR = 5
+# a conflict retry's sleep is a timer of the controller for `KEY@retry-on-conflict/N`: when it
+# fires, key KEY syncs again and its status write is attempt N
+RETRY_MARK = "@retry-on-conflict/"
 
 # DefaultControllerRateLimiter: per-item exponential 5ms * 2^failures up to 1000s, max'ed with
 # an overall token bucket of 10 qps and burst 100
@@ -156,3 +172,22 @@ def next_status_batch(now: datetime) -> datetime:
     epoch = datetime(1970, 1, 1, tzinfo=now.tzinfo)
     elapsed = now - epoch
     return now + (STATUS_SYNC_PERIOD - elapsed % STATUS_SYNC_PERIOD)
+
+
+def default_backoff_sleep(attempt: int) -> timedelta:
+    """retry.DefaultBackoff's Step() after failed attempt `attempt` (1-based), without jitter."""
+    return DEFAULT_BACKOFF_DURATION * DEFAULT_BACKOFF_FACTOR ** (attempt - 1)
+
+
+def retry_timer_key(key: str, attempt: int) -> str:
+    """The timer key of a conflict retry's sleep: `key` syncs again, its status write attempt
+    `attempt`."""
+    return f"{key}{RETRY_MARK}{attempt}"
+
+
+def split_retry_timer_key(key: str) -> tuple[str, int]:
+    """(the workqueue key, the attempt) of a timer key; attempt 0 for any other timer."""
+    base, mark, attempt = key.rpartition(RETRY_MARK)
+    if mark and attempt.isdigit():
+        return base, int(attempt)
+    return key, 0

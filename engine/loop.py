@@ -150,6 +150,9 @@ class Engine:
         self.latency = timedelta(milliseconds=pacing.request_latency_ms) if pacing else timedelta(0)
         # keys a paced controller may reconcile now (its pacing timer fired at this instant)
         self.released: dict[str, set[str]] = {name: set() for name in self.buckets}
+        # (controller, key) -> the RetryOnConflict attempt its status write is, after a paced
+        # conflict retry's sleep fired at this instant (`faults.retry_timer_key`)
+        self.retry_attempts: dict[tuple[str, str], int] = {}
         self.now: datetime | None = self.cluster.now
         self.events: list[ev.Event] = []
         self.api = ApiServer(self.cluster, self._emit, self._clock)
@@ -242,9 +245,12 @@ class Engine:
                 ev.TimerFired, owner=owner, key=key, by=owner, reason="timer", trigger=armed
             )
             if owner in self.dirty:
+                key, attempt = faults.split_retry_timer_key(key)
                 self.dirty[owner][key] = fired.position
                 if owner in self.released:
                     self.released[owner].add(key)
+                if attempt:
+                    self.retry_attempts[(owner, key)] = attempt
         self.settle()
         if self.at_rest is not None:
             self.at_rest()
@@ -268,7 +274,7 @@ class Engine:
                 for key, trigger in work:
                     assert self.now is not None
                     run = SyncRun(self, actor, key, trigger)
-                    for command in self._reconcile(actor, key):
+                    for command in run.begin(self._reconcile(actor, key)):
                         run.issue(command)
                     run.finish()
         raise LoopError(
@@ -297,10 +303,13 @@ class Engine:
                     self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
                 continue
             released.discard(key)
+            if (actor.name, key) not in self.retry_attempts and self._retry_sleeping(actor.name, key):
+                continue  # the worker sleeps in RetryOnConflict: its timer syncs the key again
             previous: tuple[type, str] | None = None
             run = SyncRun(self, actor, key, trigger)
             cut = False
-            for command in self._reconcile(actor, key):
+            commands = run.begin(self._reconcile(actor, key))
+            for at, command in enumerate(commands):
                 if run.skips(command):  # a refused request ended the sync: never sent, never paced
                     run.issue(command)
                     continue
@@ -322,9 +331,17 @@ class Engine:
                         audit = Audit(by=actor.name, reason="pace", message=message, trigger=trigger)
                         self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
                     cut = True
+                    run.unsent(commands[at:])
                     break
                 run.issue(command)
             run.finish(cut=cut)
+
+    def _retry_sleeping(self, name: str, key: str) -> bool:
+        """Is a sync of `key` sleeping between two RetryOnConflict attempts (a pending timer)?"""
+        return any(
+            self.cluster.pending_timers(name, faults.retry_timer_key(key, attempt))
+            for attempt in range(2, faults.DEFAULT_BACKOFF_STEPS + 1)
+        )
 
     def execute(self, command: cmd.Command, by: str, trigger: int) -> None:
         audit = Audit(by=by, reason=command.reason, message=command.message, trigger=trigger)
@@ -427,6 +444,11 @@ class Engine:
         # the workload a controller's request was for; the scheduler's and kubelets' are about the pod
         owner = self._owner_of(command, kind, namespace, name) if client in faults.WORKLOAD_CLIENTS else None
         reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, fault.code)
+        written = fault.written and verb in faults.WRITTEN_VERBS
+        if written:
+            # the API server carried the request out, then the client's request timed out: the
+            # informers see the write, the controller sees the error (expectations lowered twice)
+            self.execute(command, client, trigger)
         audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
         event = self._record(
             ev.RequestRefused,
@@ -442,6 +464,7 @@ class Engine:
             status_reason=faults.STATUS[fault.code][0],
             error=error,
             fault=position,
+            written=written,
             **({"object": _sent_pod(self.cluster, command)} if isinstance(command, cmd.SetPodStatus) else {}),
         )
         assert isinstance(event, ev.RequestRefused)
@@ -719,7 +742,7 @@ class SyncRun:
     over), `retry_refused` replaces the requeue altogether (the kubelet status manager's
     syncBatch)."""
 
-    __slots__ = ("actor", "broken", "engine", "failed", "key", "skipped", "trigger")
+    __slots__ = ("actor", "attempt", "broken", "engine", "failed", "key", "managed", "skipped", "sleeping", "trigger")
 
     def __init__(self, engine: Engine, actor: Controller, key: str, trigger: int) -> None:
         self.engine = engine
@@ -729,9 +752,55 @@ class SyncRun:
         self.failed: tuple[cmd.Command, ev.RequestRefused] | None = None
         self.skipped: list[cmd.Command] = []
         self.broken: set[tuple[int, int]] = set()  # (group, chain) of the workers a refusal ended
+        self.managed = False  # the sync found its expectations satisfied (check mode)
+        # the RetryOnConflict attempt of this sync's status write (after a paced sleep, 2..4)
+        self.attempt = engine.retry_attempts.pop((actor.name, key), 1)
+        self.sleeping = False  # its status write sleeps before the next attempt (paced)
+
+    def begin(self, commands: Sequence[cmd.Command]) -> Sequence[cmd.Command]:
+        """The sync decided: the controller raises its expectations for the creates and deletes
+        it is about to send (`synced`: ExpectCreations/ExpectDeletions, syncNodes'
+        SetExpectations) before the first goes out."""
+        synced = getattr(self.actor, "synced", None)
+        if synced is not None:
+            assert self.engine.now is not None
+            expectations = getattr(self.actor, "expectations", None)
+            self.managed = expectations is None or expectations.satisfied(self.key, self.engine.now)
+            synced(self.key, commands, self.engine.cluster, self.engine.now)
+        return commands
+
+    def unsent(self, commands: Sequence[cmd.Command]) -> None:
+        """Requests of this sync that never go out (a paced sync cut at its client's rate
+        limit; it comes back at the next token): no informer will observe them."""
+        for command in commands:
+            self._not_observed(command)
+
+    def _not_observed(self, command: cmd.Command) -> None:
+        """A create or delete the informer will never see: the controller lowers its
+        expectations for it (CreationObserved / DeletionObserved on an error, slowStartBatch's
+        LowerExpectations for the skipped pods)."""
+        lower = getattr(self.actor, "not_observed", None)
+        if lower is not None:
+            lower(self.key, command)
+
+    def _check_expectations(self) -> None:
+        """Check mode: every create and delete of the sync was observed or lowered by the time
+        it ends (the loop records and routes each write at once), so the next sync of the key
+        finds its expectations satisfied without waiting for ExpectationsTimeout. (A sync that
+        found them unsatisfied, set by hand in a test, raised none.)"""
+        expectations = getattr(self.actor, "expectations", None)
+        exp = expectations.get(self.key) if expectations is not None and self.managed else None
+        if exp is not None and not exp.fulfilled():
+            raise AssertionError(
+                f"{self.actor.name}: the expectations of {self.key} are still unsatisfied after its sync "
+                f"(add {exp.add}, del {exp.dels}): a create or delete was neither observed nor lowered"
+            )
 
     def skips(self, command: cmd.Command) -> bool:
-        """Is this command one the sync no longer sends (an earlier request was refused)?"""
+        """Is this command one the sync no longer sends (an earlier request was refused, or the
+        worker sleeps in RetryOnConflict: the sync after the sleep decides the rest again)?"""
+        if self.sleeping:
+            return True
         if self.failed is None or command.despite_errors:
             return False
         first = self.failed[0]
@@ -743,35 +812,64 @@ class SyncRun:
     def issue(self, command: cmd.Command) -> None:
         if self.skips(command):
             self.skipped.append(command)
+            self._not_observed(command)
             return
-        refused = self.send(command)
+        refused = self.send(command, may_sleep=True)
         if refused is not None:
+            self._not_observed(command)
             if self.failed is None:
                 self.failed = (command, refused)
             if command.chain:
                 self.broken.add((command.group, command.chain))
 
-    def send(self, command: cmd.Command) -> ev.RequestRefused | None:
-        """Carry out one command; a status write is retried as the controller does upstream."""
+    def send(self, command: cmd.Command, may_sleep: bool = False) -> ev.RequestRefused | None:
+        """Carry out one command; a status write is retried as the controller does upstream.
+        Under `--pace real` a RetryOnConflict retry first sleeps retry.DefaultBackoff's step
+        (`may_sleep`: the sync's own status write, not one written after its error): a timer,
+        and the sync stops there as a paced one cut at its client's limit."""
         engine, name = self.engine, self.actor.name
         attempts = 1
+        first = 1
+        on_conflict = getattr(self.actor, "retry_on_conflict_only", False)
         if isinstance(command, cmd.UpdateStatus):
             attempts += getattr(self.actor, "status_update_retries", 0)
+            first, self.attempt = self.attempt, 1
+        sleeps = may_sleep and on_conflict and name in engine.buckets
         refused = None
-        for _ in range(attempts):
+        for attempt in range(min(first, attempts), attempts + 1):
             refused = engine.refuse(name, command, self.trigger)
             if refused is None:
                 engine.execute(command, name, self.trigger)
                 return None
-            if getattr(self.actor, "retry_on_conflict_only", False) and refused.code != faults.CONFLICT:
+            if on_conflict and refused.code != faults.CONFLICT:
                 break
+            if sleeps and attempt < attempts:
+                self._sleep(attempt, refused)
+                return None
         return refused
+
+    def _sleep(self, attempt: int, refused: ev.RequestRefused) -> None:
+        """wait.ExponentialBackoff's time.Sleep(backoff.Step()) after a conflict, in virtual
+        time: the key syncs again when the timer fires, its status write attempt + 1."""
+        engine, name = self.engine, self.actor.name
+        assert engine.now is not None
+        delay = faults.default_backoff_sleep(attempt)
+        message = (
+            f"RetryOnConflict (retry.DefaultBackoff): attempt {attempt} of {faults.DEFAULT_BACKOFF_STEPS} "
+            f"refused with 409 Conflict, attempt {attempt + 1} after {_duration(delay)} (jitter left out)"
+        )
+        timer = cmd.SetTimer(key=faults.retry_timer_key(self.key, attempt + 1), due=engine.now + delay, reason="retry-on-conflict", message=message)
+        engine._set_timer(name, timer, Audit(by=name, reason=timer.reason, message=message, trigger=refused.position))
+        self.sleeping = True
 
     def finish(self, cut: bool = False) -> None:
         """The sync is over (`cut`: a paced sync whose rest waits for its client's next token;
         it has not succeeded yet, so its failures are not forgotten)."""
         engine, name, key = self.engine, self.actor.name, self.key
         cluster = engine.cluster
+        cut = cut or self.sleeping  # a sync sleeping in RetryOnConflict has not ended either
+        if engine.check_routes:
+            self._check_expectations()
         if self.failed is None:
             if getattr(self.actor, "backoff_queue", False) and any(d > engine.now for d in cluster.pending_timers(name, key)):  # type: ignore[operator]
                 return  # the key waits out its backoff (the scheduler's backoffQ): not a success
@@ -923,6 +1021,8 @@ def describe_fault(fault: ev.ApiFault) -> str:
         until.append(f"until {fault.until.isoformat().replace('+00:00', 'Z')}")
     first = f"after the next {fault.after} succeed, " if fault.after else ""
     reason = faults.STATUS[fault.code][0]
+    if fault.written:
+        reason += ", the write carried out nonetheless"
     return f"the API server refuses {what} by {client} with {fault.code} {reason} ({first}{' or '.join(until) or 'from now on'})"
 
 

@@ -128,6 +128,7 @@ class ApiFaultLine(Line, tag="api-fault", kw_only=True):
     count: int | None = None
     until: str = ""
     after: int = 0
+    written: bool = False
 
 
 AnyLine = (
@@ -436,6 +437,10 @@ def _api_fault(line: ApiFaultLine, number: int, common: dict[str, Any]) -> op.In
         raise HistoryError(number, "count", "required: `count` (the next N matching requests) and/or `until` (a time)")
     if line.name and not line.kind and client not in (faults.SCHEDULER, faults.KUBELET):
         raise HistoryError(number, "kind", "required with `name`")
+    if line.written and code != faults.TIMEOUT:
+        raise HistoryError(number, "written", f"only a timed-out request (code timeout or {faults.TIMEOUT}) may have been carried out, not a {code}")
+    if line.written and line.verb not in faults.WRITTEN_VERBS:
+        raise HistoryError(number, "written", f"needs `verb` {' or '.join(faults.WRITTEN_VERBS)}: the create or delete the API server carried out, got {line.verb or 'every verb'}")
     kind = _kind(line.kind, "kind", number) if line.kind else ""
     if client in (faults.SCHEDULER, faults.KUBELET):
         kind = "Pod"  # their requests a fault can refuse are about pods (checked above)
@@ -452,6 +457,7 @@ def _api_fault(line: ApiFaultLine, number: int, common: dict[str, Any]) -> op.In
         until=until,
         after=line.after,
         node=node,
+        written=line.written,
     )
     return op.InjectFault(fault=fault, **common)
 

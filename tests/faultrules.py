@@ -34,14 +34,18 @@ def inject_fault_rule(requests: Sequence[Request]) -> Callable[..., None]:
     clients = sorted({client for client, *_ in requests})
     choices = [*requests, *((client, "", "", "") for client in clients)]
 
-    @rule(request=st.sampled_from(choices), code=CODES, count=COUNTS, seconds=SECONDS, after=AFTER)
-    def inject_fault(self: Any, request: Request, code: int, count: int | None, seconds: int, after: int) -> None:
+    @rule(request=st.sampled_from(choices), code=CODES, count=COUNTS, seconds=SECONDS, after=AFTER, written=st.booleans())
+    def inject_fault(self: Any, request: Request, code: int, count: int | None, seconds: int, after: int, written: bool) -> None:
         """The API server refuses the controller's requests for the next `count` of them, or
         for `seconds`; the invariants hold throughout, and those about a converged workload
-        apply once its last sync succeeded (no failure left in its workqueue)."""
+        apply once its last sync succeeded (no failure left in its workqueue). A timed-out
+        create or delete may have been carried out (`written`)."""
         client, verb, subresource, kind = request
         until = None if count is not None else self.now + timedelta(seconds=seconds)
-        fault = ev.ApiFault(client=client, verb=verb, subresource=subresource, kind=kind, code=code, count=count or 0, until=until, after=after)
+        written = written and code == 504 and verb in ("create", "delete")
+        fault = ev.ApiFault(
+            client=client, verb=verb, subresource=subresource, kind=kind, code=code, count=count or 0, until=until, after=after, written=written
+        )
         self.run(op.InjectFault(at=self.now, fault=fault))
 
     return inject_fault

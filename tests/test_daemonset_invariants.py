@@ -232,6 +232,19 @@ def unavailable_desired_nodes(cluster: Cluster, ds: DaemonSet, now: datetime) ->
 # =============================================================================================
 
 
+def expectations_at_rest(engine: Engine, controller: str) -> None:
+    """Every expectation the controller raised was observed or lowered (ControllerExpectations,
+    engine/controllers/expectations.py): counts at or below zero, none waiting on
+    ExpectationsTimeout, and no pod deletion still expected by key (UID tracking); a count
+    below zero (a pod observed twice) never blocks, as Fulfilled is `<= 0`."""
+    expectations = engine.by_name[controller].expectations  # type: ignore[attr-defined]
+    for key, exp in sorted(expectations.store.items()):
+        assert exp.fulfilled(), f"{controller}: expectations of {key} unsatisfied at rest: add {exp.add}, del {exp.dels}"
+        assert expectations.satisfied(key, exp.timestamp), key
+    for key, uids in sorted(getattr(expectations, "uids", {}).items()):
+        assert not uids, f"{controller}: {key} still expects the deletion of {sorted(uids)} at rest"
+
+
 class DaemonSetMachine(RuleBasedStateMachine):
     """One engine, one DaemonSet, random histories; the invariants hold after every step."""
 
@@ -493,6 +506,10 @@ class DaemonSetMachine(RuleBasedStateMachine):
             if self.cluster.pending_timers("pod-garbage-collector", f"node/{name}") or name in self.cluster.quarantined:
                 del by_node[name]
         assert not by_node, f"daemon pods aimed at nodes that are gone: { {k: [brief_pod(p) for p in v] for k, v in by_node.items()} }"
+
+    @invariant()
+    def inv_expectations_satisfied_at_rest(self) -> None:
+        expectations_at_rest(self.engine, NAME)
 
     @invariant()
     def inv2_rolling_updates_keep_within_max_unavailable(self) -> None:

@@ -322,6 +322,19 @@ def rollout_params(d: Deployment) -> tuple[int, str, int, int, int]:
 # =============================================================================================
 
 
+def expectations_at_rest(engine: Engine, controller: str) -> None:
+    """Every expectation the controller raised was observed or lowered (ControllerExpectations,
+    engine/controllers/expectations.py): counts at or below zero, none waiting on
+    ExpectationsTimeout, and no pod deletion still expected by key (UID tracking); a count
+    below zero (a pod observed twice) never blocks, as Fulfilled is `<= 0`."""
+    expectations = engine.by_name[controller].expectations  # type: ignore[attr-defined]
+    for key, exp in sorted(expectations.store.items()):
+        assert exp.fulfilled(), f"{controller}: expectations of {key} unsatisfied at rest: add {exp.add}, del {exp.dels}"
+        assert expectations.satisfied(key, exp.timestamp), key
+    for key, uids in sorted(getattr(expectations, "uids", {}).items()):
+        assert not uids, f"{controller}: {key} still expects the deletion of {sorted(uids)} at rest"
+
+
 class DeploymentMachine(RuleBasedStateMachine):
     """One engine, one Deployment, random histories; the invariants hold after every step."""
 
@@ -771,6 +784,10 @@ class DeploymentMachine(RuleBasedStateMachine):
     @invariant()
     def inv0_the_fold_agrees_with_the_engine(self) -> None:
         assert self.shadow.position == self.cluster.position == self.events
+
+    @invariant()
+    def inv_expectations_satisfied_at_rest(self) -> None:
+        expectations_at_rest(self.engine, "replicaset-controller")
 
     @invariant()
     def inv_every_event_kept_the_rules(self) -> None:

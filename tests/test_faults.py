@@ -600,3 +600,231 @@ def test_a_refused_replicaset_create_marks_the_deployment_not_progressing():
     d = engine.cluster.get("Deployment", "default", "foo")
     assert d is not None and d.status.available_replicas == 2
     assert next(c for c in d.status.conditions if c.type == "Progressing").reason == "NewReplicaSetAvailable"
+
+
+# --- expectations (ControllerExpectations, engine/controllers/expectations.py) ------------------
+
+
+def expectations_of(engine: Engine, controller: str, key: str = "default/foo") -> tuple[int, int] | None:
+    exp = engine.by_name[controller].expectations.get(key)  # type: ignore[attr-defined]
+    return None if exp is None else (exp.add, exp.dels)
+
+
+@pytest.mark.parametrize("controller, workload", [("daemonset-controller", daemonset()), ("replicaset-controller", replicaset(100))])
+def test_failed_and_skipped_creates_lower_the_expectations_to_zero(controller, workload):
+    """TestDaemonSetPodCreateExpectationsError / TestSyncReplicaSetCreateFailures' expectations:
+    100 creates expected; 10 observed, 5 refused (CreationObserved on the error), 85 never sent
+    (LowerExpectations for slowStartBatch's skipped pods): exactly (0, 0), satisfied."""
+    nodes = [node(f"node-{i:03}") for i in range(100)] if controller == "daemonset-controller" else [node("n")]
+    engine = replay(*nodes, quota(controller, 10), workload, finish=False)
+    first_sync(engine, controller)
+    assert expectations_of(engine, controller) == (0, 0)
+    assert engine.by_name[controller].expectations.satisfied("default/foo", engine.now)  # type: ignore[attr-defined]
+
+
+def test_a_daemonset_with_unsatisfied_expectations_only_writes_its_status():
+    """syncDaemonSet while SatisfiedExpectations is false: constructHistory still runs (the new
+    revision is created), then only updateDaemonSetStatus with updateObservedGen false: no pod
+    is replaced and observedGeneration stays behind. (No history reaches this: the loop
+    observes every write at once; the expectation is set by hand, as upstream's tests do.)"""
+    engine = replay(*(node(f"n{i}") for i in range(3)), daemonset())
+    ds = engine.cluster.get("DaemonSet", "default", "foo")
+    assert isinstance(ds, DaemonSet) and ds.status.observed_generation == 1
+    engine.by_name["daemonset-controller"].expectations.set("default/foo", 1, 0, engine.now)  # type: ignore[attr-defined]
+    changed = daemonset(t=10)
+    changed["object"]["spec"]["template"]["spec"]["containers"][0]["image"] = "foo:2"
+    engine.run(parse_lines([(10, json.dumps(changed))]))
+    ds = engine.cluster.get("DaemonSet", "default", "foo")
+    assert isinstance(ds, DaemonSet) and ds.metadata.generation == 2
+    assert ds.status.observed_generation == 1
+    assert len(engine.cluster.list("ControllerRevision", "default")) == 2
+    assert not [e for e in engine.events if isinstance(e, ev.DeletionStarted | ev.ObjectDeleted) and e.by == "daemonset-controller"]
+    engine.by_name["daemonset-controller"].expectations.creation_observed("default/foo")  # type: ignore[attr-defined]
+    engine.run(parse_lines([(11, json.dumps(node("n9") | {"at": at(11)}))]))  # a node wakes it
+    ds = engine.cluster.get("DaemonSet", "default", "foo")
+    assert isinstance(ds, DaemonSet) and ds.status.observed_generation == 2
+    assert [e for e in engine.events if isinstance(e, ev.DeletionStarted | ev.ObjectDeleted) and e.by == "daemonset-controller"]
+
+
+# --- a timeout that was written (`"written": true`) ----------------------------------------------
+
+
+def _expectations_before_each_sync(engine: Engine, controller: str, key: str = "default/foo") -> list[tuple[int, int] | None]:
+    """Spy: the controller's expectations as each sync of `key` finds them (before it raises
+    its own), i.e. as the previous sync left them."""
+    actor = engine.by_name[controller]
+    seen: list[tuple[int, int] | None] = []
+    synced = actor.synced  # type: ignore[attr-defined]
+
+    def spy(k, commands, cluster, now):
+        if k == key:
+            seen.append(expectations_of(engine, controller, key))
+        synced(k, commands, cluster, now)
+
+    actor.synced = spy  # type: ignore[attr-defined]
+    return seen
+
+
+def test_a_timed_out_create_that_was_written_is_lowered_twice():
+    """A create that timed out at the client after the API server stored it: the informer's
+    addPod lowers the expectations (CreationObserved), then the sync's error path lowers them
+    again, as upstream's would (controller_utils_test.go TestControllerExpectations: "in prod
+    this can happen either because of a failed create by the rc or after having observed a
+    create via informer"): ExpectCreations(3), observed 1, the error 1, 2 never sent: -1, which
+    is fulfilled. Upstream's tests cannot show it (FakePodControl's errors create nothing).
+    The pod exists, the next sync counts it: 3 pods, never a fourth."""
+    lines = [node("n"), fault(client="replicaset-controller", verb="create", kind="Pod", code="timeout", written=True, count=1), replicaset(3)]
+    operations = parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1))
+    engine = Engine()
+    seen = _expectations_before_each_sync(engine, "replicaset-controller")
+    engine.run(operations)
+    engine.finish()
+    sync = first_sync(engine, "replicaset-controller")
+    (refusal,) = refused(sync)
+    assert refusal.written and refusal.code == 504 and refusal.reason == "FailedCreate"
+    (pod_created,) = created(sync)
+    assert pod_created.position < refusal.position  # the write, then the client's error
+    assert seen[:2] == [None, (-1, 0)]
+    assert len(pods(engine)) == 3
+    assert len(created(engine.events)) == 3
+
+
+def test_a_timed_out_delete_that_was_written_lowers_once_by_pod_key():
+    """A ReplicaSet's delete that timed out after the API server deleted the pod: deletePod
+    removed its key from the UID-tracked expectations, so the error's DeletionObserved(rsKey,
+    podKey) changes nothing; the other deletes go out, one pod is left, and FailedDelete with
+    ReplicaFailure/FailedDelete are recorded as for any failed delete."""
+    engine = replay(node("n"), replicaset(5))
+    seen = _expectations_before_each_sync(engine, "replicaset-controller")
+    scale = {"at": at(60), "op": "scale", "kind": "rs", "name": "foo", "replicas": 1}
+    engine.run(parse_lines([(20, json.dumps(fault(t=59, client="replicaset-controller", verb="delete", kind="Pod", code=504, written=True, count=1))), (21, json.dumps(scale))]))
+    sync = first_sync(engine, "replicaset-controller")
+    (refusal,) = refused(sync, "delete")
+    assert refusal.written and refusal.reason == "FailedDelete"
+    gone = [e for e in sync if isinstance(e, ev.DeletionStarted | ev.ObjectDeleted) and (ev.subject(e) or ("", "", ""))[2] == refusal.name]
+    assert gone and gone[0].position < refusal.position  # the API server deleted it, then the client's error
+    assert seen[1] == (0, 0)  # 4 deletes expected, 4 observed, the error lowered nothing more
+    statuses = [e.object.status for e in sync if isinstance(e, ev.StatusUpdated) and isinstance(e.object, ReplicaSet)]
+    assert [c.reason for c in statuses[-1].conditions if c.type == "ReplicaFailure"] == ["FailedDelete"]
+    engine.finish()
+    assert len([p for p in pods(engine) if p.metadata.deletion_timestamp is None]) == 1
+
+
+def test_a_timed_out_create_of_a_daemon_pod_that_was_written_goes_below_zero():
+    """The DaemonSet's plain counts: its pod's add and the error both lower (SetExpectations(2, 0),
+    observed 2, the error 1: -1); every node ends with exactly one daemon pod."""
+    engine = Engine()
+    seen = _expectations_before_each_sync(engine, "daemonset-controller")
+    lines = [node("a"), node("b"), fault(client="daemonset-controller", verb="create", kind="Pod", code="timeout", written=True, count=1), daemonset()]
+    engine.run(parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1)))
+    engine.finish()
+    (refusal,) = refused(first_sync(engine, "daemonset-controller"))
+    assert refusal.written
+    assert (-1, 0) in seen
+    assert sorted(p.spec.node_name for p in pods(engine)) == ["a", "b"]
+
+
+def test_without_written_a_timeout_creates_nothing():
+    """The default: a 504 is a request the API server did not carry out."""
+    engine = replay(node("n"), fault(client="replicaset-controller", verb="create", kind="Pod", code="timeout", count=1), replicaset(1), finish=False)
+    sync = first_sync(engine, "replicaset-controller")
+    assert not refused(sync)[0].written and created(sync) == []
+
+
+# --- RetryOnConflict's sleeps under --pace real ---------------------------------------------------
+
+
+def _paced(*lines: dict[str, Any]) -> Engine:
+    from engine.loop import real_pacing
+
+    engine = Engine(pacing=real_pacing())
+    engine.run(parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1)))
+    engine.finish()
+    return engine
+
+
+def _status_conflicts(engine: Engine) -> list[datetime]:
+    return [e.at for e in refused(engine.events, "update", "StatefulSet") if e.code == 409]
+
+
+def test_paced_conflict_retries_sleep_retry_default_backoff():
+    """updateStatefulSetStatus' RetryOnConflict(retry.DefaultBackoff) under --pace real: three
+    409s, then the write goes through; between the attempts the worker sleeps 10 ms, then 50 ms,
+    then 250 ms (wait.ExponentialBackoff's Step(), factor 5, jitter left out), in virtual time;
+    the sync never failed (no SyncFailed), and the set still scales to 3."""
+    engine = _paced(node("n"), fault(client="statefulset-controller", subresource="status", kind="sts", code=409, count=3), statefulset())
+    first, *rest = _status_conflicts(engine)
+    assert [t - first for t in rest] == [timedelta(milliseconds=10), timedelta(milliseconds=60)]
+    sleeps = [e for e in engine.events if isinstance(e, ev.TimerSet) and e.reason == "retry-on-conflict"]
+    assert [(e.key, e.due - e.at) for e in sleeps] == [
+        ("default/foo@retry-on-conflict/2", timedelta(milliseconds=10)),
+        ("default/foo@retry-on-conflict/3", timedelta(milliseconds=50)),
+        ("default/foo@retry-on-conflict/4", timedelta(milliseconds=250)),
+    ]
+    written = [e for e in engine.events if isinstance(e, ev.StatusUpdated) and isinstance(e.object, StatefulSet) and e.at > rest[-1]]
+    assert written and written[0].at - rest[-1] == timedelta(milliseconds=250)
+    assert not [e for e in engine.events if isinstance(e, ev.SyncFailed)]
+    assert_ready_and_scaled(engine)
+
+
+def test_paced_conflict_retries_give_up_after_four_attempts():
+    """A fifth 409 is not tried: after attempt 4 (at +310 ms) RetryOnConflict returns the
+    conflict, the sync fails and the workqueue requeues it (AddRateLimited, 5 ms)."""
+    engine = _paced(node("n"), fault(client="statefulset-controller", subresource="status", kind="sts", code=409, count=4), statefulset())
+    first, *rest = _status_conflicts(engine)
+    assert [t - first for t in rest] == [timedelta(milliseconds=ms) for ms in (10, 60, 310)]
+    failed = [e for e in engine.events if isinstance(e, ev.SyncFailed)]
+    assert failed and failed[0].at == rest[-1] and failed[0].due - failed[0].at == timedelta(milliseconds=5)
+    assert_ready_and_scaled(engine)
+
+
+def test_a_paced_non_conflict_error_is_not_retried():
+    """RetryOnConflict retries conflicts only: a 500 ends the sync at once, no sleep."""
+    engine = _paced(node("n"), fault(client="statefulset-controller", subresource="status", kind="sts", code=500, count=1), statefulset())
+    assert not [e for e in engine.events if isinstance(e, ev.TimerSet) and e.reason == "retry-on-conflict"]
+    assert len([e for e in engine.events if isinstance(e, ev.SyncFailed)]) == 1
+
+
+def test_a_key_sleeping_in_retry_on_conflict_is_not_synced_by_other_wakeups():
+    """The workqueue never hands a key to two workers: while its sync sleeps between conflict
+    retries, events about it (its pod turning Ready 100 ms after it started) wait for the sync
+    after the sleep, which sees them. The attempts keep their schedule (+10 ms, +60 ms, +310 ms)
+    and no fifth request is refused."""
+    kubelet = {"at": at(), "op": "kubelet", "readyAfter": "100ms"}
+    engine = _paced(node("n"), kubelet, fault(client="statefulset-controller", subresource="status", kind="sts", code=409, count=3), statefulset(1))
+    first, *rest = _status_conflicts(engine)
+    assert [t - first for t in rest] == [timedelta(milliseconds=ms) for ms in (10, 60)]
+    woken = [e for e in engine.events if isinstance(e, ev.PodStatusChanged) and first < e.at < first + timedelta(milliseconds=310)]
+    assert woken, "the pod should turn Ready during the sleep"
+    synced = [e for e in engine.events if e.by == "statefulset-controller" and first < e.at < first + timedelta(milliseconds=310) and not isinstance(e, ev.TimerSet | ev.TimerFired | ev.RequestRefused)]
+    assert synced == [], f"a sync ran during the sleep: {synced}"
+    assert len(_status_conflicts(engine)) == 3
+    sts = engine.cluster.get("StatefulSet", "default", "foo")
+    assert isinstance(sts, StatefulSet) and sts.status.ready_replicas == 1
+
+
+def test_a_run_resumed_mid_sleep_continues_the_retry():
+    """The attempt is in the sleep's timer key, which the state (and its snapshots) keeps: a run
+    stopped while the sync sleeps and resumed from a snapshot records what one run records."""
+    from engine.api.state import Cluster
+    from engine.loop import real_pacing
+
+    lines = [node("n"), fault(client="statefulset-controller", subresource="status", kind="sts", code=409, count=3), statefulset(1)]
+
+    def operations():
+        return parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1))
+
+    whole = Engine(pacing=real_pacing())
+    whole.run(operations())
+    whole.finish()
+    part = Engine(pacing=real_pacing())
+    part.run(operations())
+    part.advance_to(T0 + timedelta(seconds=1, milliseconds=100))  # between attempts 2 and 3
+    assert [k for _, _, k in part.cluster.timers] == ["default/foo@retry-on-conflict/3"]
+    before = part.take_events()
+    resumed = Engine(cluster=Cluster.restore(part.cluster.snapshot()), pacing=real_pacing())
+    resumed.now = part.now
+    resumed.finish()
+    assert [(e.at, type(e).__name__, getattr(e, "key", "")) for e in before + resumed.events] == [
+        (e.at, type(e).__name__, getattr(e, "key", "")) for e in whole.events
+    ]

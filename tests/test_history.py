@@ -51,6 +51,10 @@ GOOD = {"at": "2026-11-20T10:00:00Z", "op": "apply", "object": NODE}
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "until": "2026-11-20T10:00:00Z"}, 2, "until", "is not after", id="a-fault-ending-before-it-begins-is-refused"),
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "kind": "gadget", "count": 1}, 2, "kind", "doesn't have a resource type", id="a-fault-for-an-unknown-kind-is-refused"),
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "name": "web-0", "count": 1}, 2, "kind", "required with `name`", id="a-fault-naming-an-object-needs-its-kind"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "verb": "create", "written": True, "count": 1}, 2, "written", "only a timed-out request (code timeout or 504) may have been carried out, not a 500", id="only-a-timeout-may-have-been-written"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": "timeout", "written": True, "count": 1}, 2, "written", "needs `verb` create or delete", id="a-written-timeout-names-its-verb"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 504, "verb": "update", "written": True, "count": 1}, 2, "written", "got update", id="an-update-cannot-be-written-through-a-timeout"),
+        pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 504, "verb": "create", "written": "yes", "count": 1}, 2, "written", "Expected `bool`", id="written-is-a-boolean"),
         pytest.param({"at": "2026-11-20T10:00:00Z", "op": "api-fault", "code": 500, "count": 1, "actor2": "x"}, 2, "actor2", "an api-fault line has: actor, after, at, cause, client, code, count", id="an-unknown-fault-field-lists-the-known-ones"),
     ],
 )

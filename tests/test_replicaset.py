@@ -9,9 +9,10 @@ nothing (admission, uids and timestamps are real, nothing moves on its own), `sy
 pure `reconcile_replicaset` and carries out its commands as the fake pod control does (a deleted
 pod is gone at once).
 
-Expectations are not modelled (see engine/controllers/replicaset.py): where an upstream test checks that the
-controller sleeps until it observes its own writes, the port checks that the next sync does
-exactly the remaining work instead.
+Expectations are the controller's state (engine/controllers/expectations.py): `sync()` raises
+them as manageReplicas does and the pods it writes are observed at once (upstream's fake pod
+control leaves them unobserved). Where an upstream test checks that the controller sleeps until
+it observes its own writes, the port sets the pending expectation by hand, as that fake leaves it.
 
 Whole-engine tests at the end run the default actors (scheduler, kubelets, garbage collector).
 """
@@ -283,7 +284,9 @@ class Manager:
     def sync(self, name: str = "foobar") -> Sync:
         """One syncReplicaSet: reconcile, then carry every command out as the fake pod control."""
         rs = self.rs(name)
-        commands = self.quiet.checking.reconcile(f"{rs.metadata.namespace}/{name}", self.cluster, self.now)
+        key = f"{rs.metadata.namespace}/{name}"
+        commands = self.quiet.checking.reconcile(key, self.cluster, self.now)
+        self.quiet.checking.synced(key, commands, self.cluster, self.now)  # ExpectCreations/ExpectDeletions
         for command in commands:
             self.engine.execute(command, NAME, 0)
             if isinstance(command, cmd.DeleteObject) and command.kind == "Pod":
@@ -339,6 +342,91 @@ def test_sync_replica_set_dormancy() -> None:
     (created,) = [p for p in m.pods() if p.metadata.name != "pod0"]
     m.run(op.Delete(at=m.now, kind="Pod", namespace=NS, name=created.metadata.name))
     m.expect_sync(1, 0)
+
+
+def test_sync_replica_set_dormancy_while_expectations_are_pending() -> None:
+    """TestSyncReplicaSetDormancy, the sleeping: with a create expected and not yet observed
+    (upstream's fake pod control never shows its pod), the sync creates nothing but still
+    writes the status; once CreationObserved lowers it, the sync creates the missing replica."""
+    m = Manager()
+    m.add_rs(rs_manifest(2))
+    m.add_pods(1)
+    key = f"{NS}/foobar"
+    expectations = m.quiet.checking.expectations
+    expectations.expect_creations(key, 1, m.now)
+    done = m.expect_sync(0, 0)
+    assert done.status is not None and done.status.status.replicas == 1  # status still written
+    expectations.creation_observed(key)
+    m.expect_sync(1, 0)
+    assert expectations.satisfied(key, m.now)
+
+
+def test_pending_expectations_expire_after_five_minutes() -> None:
+    """ExpectationsTimeout: expectations never lowered stop blocking after 5 minutes of virtual
+    time (isExpired is a strict `>`)."""
+    m = Manager()
+    m.add_rs(rs_manifest(1))
+    key = f"{NS}/foobar"
+    m.quiet.checking.expectations.expect_creations(key, 1, m.now)
+    m.at(m.now + timedelta(minutes=5))
+    m.expect_sync(0, 0)
+    m.at(m.now + timedelta(microseconds=1))
+    m.expect_sync(1, 0)
+
+
+def test_rs_sync_expectations() -> None:
+    """TestRSSyncExpectations: a pod that shows up after the expectations were checked must
+    not be created twice. Upstream interleaves the informer between SatisfiedExpectations and
+    the pod list; a sync here reads both at one instant, so the port checks the end state:
+    2 pods, satisfied expectations, nothing to do."""
+    m = Manager()
+    m.add_rs(rs_manifest(2))
+    m.add_pods(2)
+    assert m.quiet.checking.expectations.satisfied(f"{NS}/foobar", m.now)
+    m.expect_sync(0, 0)
+
+
+def test_delete_controller_and_expectations() -> None:
+    """TestDeleteControllerAndExpectations: a sync sets expectations; deleting the ReplicaSet
+    (deleteRS) drops them, and a late observation of its pod cannot bring them back."""
+    m = Manager()
+    m.add_rs(rs_manifest(1))
+    m.expect_sync(1, 0)
+    key = f"{NS}/foobar"
+    expectations = m.quiet.checking.expectations
+    assert expectations.get(key) is not None
+    (pod,) = m.pods()
+    m.run(op.Delete(at=m.now, kind="ReplicaSet", namespace=NS, name="foobar"))  # background: the GC (absent here) would take the pods
+    assert m.cluster.get("ReplicaSet", NS, "foobar") is None
+    assert expectations.get(key) is None, "expectations kept for a deleted ReplicaSet"
+    m.terminate(pod.metadata.name)  # the pod's deletion is observed: no effect
+    assert expectations.get(key) is None
+    assert list(m.quiet.checking.reconcile(key, m.cluster, m.now)) == []
+
+
+def test_expectations_on_recreate() -> None:
+    """TestExpectationsOnRecreate: a ReplicaSet deleted and created again with the same name
+    (a new uid) starts with fresh expectations; the old one's pods do not lower them
+    (resolveControllerRef checks the uid)."""
+    m = Manager()
+    m.add_rs(rs_manifest(1))
+    m.expect_sync(1, 0)
+    (old_pod,) = m.pods()
+    old_owner = controller_of(m.rs())
+    key = f"{NS}/foobar"
+    expectations = m.quiet.checking.expectations
+    m.run(op.Delete(at=m.now, kind="ReplicaSet", namespace=NS, name="foobar"))  # background: the GC (absent here) would take the pods
+    assert expectations.get(key) is None
+    m.add_rs(rs_manifest(1))
+    m.expect_sync(1, 0)  # the old pod is the old uid's: neither counted nor adopted
+    exp = expectations.get(key)
+    assert exp is not None and (exp.add, exp.dels) == (0, 0)
+    expectations.expect_creations(key, 1, m.now)  # as upstream's fake leaves the new create pending
+    m.terminate(old_pod.metadata.name)
+    m.apply(pod_manifest("late", LABEL_MAP, owner=old_owner))  # the old one's create, observed late
+    exp = expectations.get(key)
+    assert exp is not None and exp.add == 1, "a pod of the old ReplicaSet lowered the new one's expectations"
+    assert not expectations.satisfied(key, m.now)
 
 
 def test_do_not_patch_pod_with_other_control_ref() -> None:

@@ -4,7 +4,10 @@
 pkg/controller/daemon: claim pods and revisions, `constructHistory`, `manage` (create and delete
 per node, failed-pod backoff, `syncNodes` burst and slow start), `rollingUpdate` (only when
 manage had nothing to do, as unsatisfied expectations make upstream skip it), `cleanupHistory`,
-`updateDaemonSetStatus`. Nodes are visited in name order where upstream iterates a Go map, so
+`updateDaemonSetStatus`. While its `ControllerExpectations` (engine/controllers/expectations.py)
+are unsatisfied a sync only writes the status, without raising observedGeneration; the loop
+observes every write as it is recorded, so no history reaches that path (see replicaset.py).
+Nodes are visited in name order where upstream iterates a Go map, so
 which nodes update first is deterministic (upstream only fixes the counts).
 """
 
@@ -22,6 +25,7 @@ from engine.api.objects import (
     KubeObject,
     Node,
     ObjectMeta,
+    OwnerReference,
     Pod,
     PodSpec,
     replace,
@@ -30,6 +34,7 @@ from engine.api.objects import (
 from engine.api.pods import availability_timers, is_available, is_ready, is_terminating
 from engine.api.selectors import from_label_selector
 from engine.api.state import Cluster
+from engine.controllers.expectations import ControllerExpectations
 from engine.controllers.hashing import compute_hash
 from engine.controllers.ownership import (
     IncrementalMismatch,
@@ -127,12 +132,14 @@ class DaemonSetController(IndexedController):
 
         self.index = DaemonSetIndex() if incremental or check else None
         self.check = check
+        self.expectations: ControllerExpectations = ControllerExpectations()  # dsc.expectations
 
     watches = frozenset({"DaemonSet", "Node", "Pod", "ControllerRevision"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if self.index is not None:
             self.index.observe(event, cluster, before)
+        self._observe(event, cluster)
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, DaemonSet):
@@ -153,6 +160,53 @@ class DaemonSetController(IndexedController):
                     return (f"{event.namespace}/{ref.name}",)
         return ()
 
+    def _observe(self, event: ev.Event, cluster: Cluster) -> None:
+        """The expectations the pod handlers lower: addPod's CreationObserved (a pod added
+        with a deletionTimestamp goes to deletePod), deletePod's DeletionObserved, also from
+        updatePod for every update of a pod with a deletionTimestamp (plain counts: a pod
+        observed twice lowers twice, as upstream)."""
+        if isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod):
+            pod = event.object
+            key = _resolve(cluster, pod.metadata.namespace, pod.metadata.owner_references)
+            if key is None:
+                return
+            if pod.metadata.deletion_timestamp is not None:
+                self.expectations.deletion_observed(key)
+            elif isinstance(event, ev.ObjectCreated):
+                self.expectations.creation_observed(key)
+        elif isinstance(event, ev.ObjectDeleted) and event.kind == "Pod":
+            key = _resolve(cluster, event.namespace, event.owner_references)
+            if key is not None:
+                self.expectations.deletion_observed(key)
+
+    def synced(self, key: str, commands: Sequence[cmd.Command], cluster: Cluster, now: datetime) -> None:
+        """syncNodes sets the expectations before its requests go out (SetExpectations with
+        its creates and deletes, zero when it has none); a sync that found them unsatisfied
+        never reaches it; syncDaemonSet drops them when the DaemonSet is gone."""
+        ns, _, name = key.partition("/")
+        ds = cluster.get("DaemonSet", ns, name)
+        if not isinstance(ds, DaemonSet):
+            self.expectations.delete(key)
+            return
+        sel = ds.spec.selector
+        if ds.metadata.deletion_timestamp is not None or sel is None or (not sel.match_labels and not sel.match_expressions):
+            return  # syncDaemonSet returns before manage
+        if not self.expectations.satisfied(key, now):
+            return
+        # (a sync whose constructHistory failed sets them too here: (0, 0) on satisfied ones,
+        # which stay satisfied)
+        creates = sum(1 for c in commands if isinstance(c, cmd.CreateObject) and isinstance(c.object, Pod))
+        deletes = sum(1 for c in commands if isinstance(c, cmd.DeleteObject) and c.kind == "Pod")
+        self.expectations.set(key, creates, deletes, now)
+
+    def not_observed(self, key: str, command: cmd.Command) -> None:
+        """A create or delete the informer will not see (refused, or never sent: slow start's
+        skipped pods): syncNodes lowers the expectations for it."""
+        if isinstance(command, cmd.CreateObject) and isinstance(command.object, Pod):
+            self.expectations.creation_observed(key)
+        elif isinstance(command, cmd.DeleteObject) and command.kind == "Pod":
+            self.expectations.deletion_observed(key)
+
     # storeDaemonSetStatus tries a status write once more, after any error, then gives up
     # until the rate-limited requeue (StatusUpdateRetries)
     status_update_retries = 1
@@ -171,6 +225,8 @@ class DaemonSetController(IndexedController):
         ds = cluster.get("DaemonSet", ns, name)
         if not isinstance(ds, DaemonSet):
             return []
+        if not self.expectations.satisfied(key, now):
+            return reconcile_daemonset(ds, cluster, now, satisfied=False)
         if self.index is None:
             return reconcile_daemonset(ds, cluster, now)
         commands = self.index.sync(ds, cluster, now)
@@ -181,15 +237,29 @@ class DaemonSetController(IndexedController):
         return commands
 
 
+def _resolve(cluster: Cluster, namespace: str, refs: Sequence[OwnerReference]) -> str | None:
+    """Mirrors resolveControllerRef: the DaemonSet a controllerRef names, if it is still that one."""
+    ref = next((r for r in refs if r.controller), None)
+    if ref is None or ref.kind != "DaemonSet":
+        return None
+    ds = cluster.get("DaemonSet", namespace, ref.name)
+    if ds is None or ds.metadata.uid != ref.uid:
+        return None
+    return f"{namespace}/{ref.name}"
+
+
 def _all_daemonsets(cluster: Cluster) -> list[str]:
     return [f"{d.metadata.namespace}/{d.metadata.name}" for d in cluster.list("DaemonSet")]
 
 
-def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime, *, status_only: bool = False) -> list[cmd.Command]:
+def reconcile_daemonset(
+    ds: DaemonSet, cluster: Cluster, now: datetime, *, status_only: bool = False, satisfied: bool = True
+) -> list[cmd.Command]:
     """Everything one sync of `ds` decides, as commands. `status_only`: the status write alone,
     from the pods as they are now (updateDaemonSetStatus after a sync whose manage failed: it
     lists the pods again), or nothing if the revision history is not in place (constructHistory
-    failed: upstream returns before any status)."""
+    failed: upstream returns before any status). `satisfied` false: SatisfiedExpectations was
+    not, so after constructHistory only the status, its observedGeneration left as it was."""
     sel = ds.spec.selector
     if sel is None or (not sel.match_labels and not sel.match_expressions):
         return [
@@ -239,6 +309,10 @@ def reconcile_daemonset(ds: DaemonSet, cluster: Cluster, now: datetime, *, statu
     eligibility = {n.metadata.name: node_should_run(n, ds, daemon_spec) for n in nodes}
     if status_only:
         return status_update(ds, _status(ds, nodes, node_pods, eligibility, hash_, now))
+    if not satisfied:
+        # updateDaemonSetStatus(..., updateObservedGen=false)
+        status = replace(_status(ds, nodes, node_pods, eligibility, hash_, now), observed_generation=ds.status.observed_generation)
+        return commands + status_update(ds, status)
     managed = _manage(ds, cluster, nodes, node_pods, eligibility, pods, hash_, now)
     commands += managed
     if not any(isinstance(c, cmd.CreateObject | cmd.DeleteObject) for c in managed):

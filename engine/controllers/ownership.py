@@ -16,6 +16,7 @@ from engine import events as ev
 from engine.api.objects import API_VERSIONS, KubeObject, OwnerReference, kind_of, replace
 from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
+from engine.controllers.expectations import ControllerExpectations
 
 
 def controller_ref(obj: KubeObject) -> OwnerReference | None:
@@ -150,14 +151,20 @@ class IncrementalMismatch(AssertionError):
 
 class IndexedController:
     """A controller whose syncs read an `EventIndex` (None: the full recomputation alone):
-    the loop's `forget` and `caught_up` go to the index."""
+    the loop's `forget` and `caught_up` go to the index. A controller that keeps
+    `ControllerExpectations` (engine/controllers/expectations.py) keeps them here too, folded
+    from the same observed events, and forgets them with the index."""
 
     index: EventIndex | None
+    expectations: ControllerExpectations | None = None
 
     def forget(self) -> None:
-        """The loop's word that events were missed: the index starts over."""
+        """The loop's word that events were missed: the index starts over, and the
+        expectations too (a restarted controller has none: SatisfiedExpectations is true)."""
         if self.index is not None:
             self.index.forget()
+        if self.expectations is not None:
+            self.expectations.clear()
 
     def caught_up(self, cluster: Cluster) -> None:
         """The loop's word that it routed here every event of the watched kinds so far."""

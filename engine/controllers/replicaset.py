@@ -10,13 +10,15 @@ its pods are the garbage collector's.
 
 Deliberate differences from upstream:
 
-- Expectations (`UIDTrackingControllerExpectations`) are not modelled: the loop observes its own
-  creates and deletes at once, so the next sync always sees them and a second sync never repeats
-  work (what expectations exist to prevent). Upstream tests that count what a sync does *while
-  expectations are pending* (TestSyncReplicaSetDormancy's middle step, TestControllerBurstReplicas'
-  "the controller sleeps until it observes every pod", TestRSSyncExpectations,
-  TestDeleteControllerAndExpectations, TestExpectationsOnRecreate) therefore check the counts
-  and the final state, not the sleeping.
+- Expectations (`UIDTrackingControllerExpectations`, engine/controllers/expectations.py) are the
+  controller's state: raised by the loop before a sync's creates and deletes go out (`synced`),
+  lowered by the informer handlers (`keys_for`) and for every request refused or never sent
+  (`not_observed`); `syncReplicaSet` skips manageReplicas while they are unsatisfied
+  (`rsNeedsSync`). The loop observes each write as it is recorded, so the next sync always finds
+  them satisfied: no history makes a sync sleep on them. Upstream tests that count what a sync
+  does *while expectations are pending* (TestSyncReplicaSetDormancy's middle step,
+  TestControllerBurstReplicas' "the controller sleeps until it observes every pod") set the
+  expectations by hand in tests/test_replicaset.py, as upstream's do.
 - Creates cannot fail here (no quota, no terminating namespaces), so the `ReplicaFailure`
   condition is never set; a stale one is removed as `calculateStatus` does without an error.
 - The sort of `getPodsToDelete` is Go's `sort.Sort` (not stable) over `ActivePodsWithRanks`; here
@@ -51,6 +53,7 @@ from engine.api.objects import (
 from engine.api.pods import is_available, is_ready, ready_since
 from engine.api.selectors import Selector, SelectorError, from_label_selector
 from engine.api.state import Cluster
+from engine.controllers.expectations import UIDTrackingControllerExpectations
 from engine.controllers.ownership import (
     IncrementalMismatch,
     IndexedController,
@@ -470,12 +473,14 @@ class ReplicaSetController(IndexedController):
 
         self.index = ReplicaSetIndex() if incremental or check else None
         self.check = check
+        self.expectations: UIDTrackingControllerExpectations = UIDTrackingControllerExpectations()
 
     watches = frozenset({"ReplicaSet", "Pod"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if self.index is not None:
             self.index.observe(event, cluster, before)
+        self._observe(event, cluster, before)
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, ReplicaSet):
@@ -488,6 +493,57 @@ class ReplicaSetController(IndexedController):
             key = _resolve(cluster, event.namespace, ref)
             return (key,) if key else ()
         return ()
+
+    def _observe(self, event: ev.Event, cluster: Cluster, before: object) -> None:
+        """The expectations the informer handlers lower: addPod's CreationObserved, deletePod's
+        DeletionObserved (also for a pod added or updated with a deletionTimestamp, and for
+        the old pod when its labels changed too), deleteRS's DeleteExpectations."""
+        exp = self.expectations
+        if isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod):
+            pod = event.object
+            ns = pod.metadata.namespace
+            pod_key = f"{ns}/{pod.metadata.name}"
+            if pod.metadata.deletion_timestamp is not None:
+                if (key := _resolve(cluster, ns, controller_ref(pod))) is not None:
+                    exp.deletion_observed(key, pod_key)
+                if isinstance(before, Pod) and before.metadata.labels != pod.metadata.labels:
+                    if (key := _resolve(cluster, ns, controller_ref(before))) is not None:
+                        exp.deletion_observed(key, pod_key)
+            elif isinstance(event, ev.ObjectCreated):
+                if (key := _resolve(cluster, ns, controller_ref(pod))) is not None:
+                    exp.creation_observed(key)
+        elif isinstance(event, ev.ObjectDeleted):
+            if event.kind == "Pod":
+                ref = next((r for r in event.owner_references if r.controller), None)
+                if (key := _resolve(cluster, event.namespace, ref)) is not None:
+                    exp.deletion_observed(key, f"{event.namespace}/{event.name}")
+            elif event.kind == "ReplicaSet":
+                # deleteRS: a ReplicaSet created again with this name starts clean
+                exp.delete(f"{event.namespace}/{event.name}")
+
+    def synced(self, key: str, commands: Sequence[cmd.Command], cluster: Cluster, now: datetime) -> None:
+        """manageReplicas raises the expectations before its requests go out: ExpectCreations
+        for the creates, ExpectDeletions for the pods it deletes (syncReplicaSet drops them
+        when the ReplicaSet is gone)."""
+        ns, _, name = key.partition("/")
+        if cluster.get("ReplicaSet", ns, name) is None:
+            self.expectations.delete(key)
+            return
+        creates = sum(1 for c in commands if isinstance(c, cmd.CreateObject) and isinstance(c.object, Pod))
+        deletes = [f"{c.namespace}/{c.name}" for c in commands if isinstance(c, cmd.DeleteObject) and c.kind == "Pod"]
+        if creates:
+            self.expectations.expect_creations(key, creates, now)
+        if deletes:
+            self.expectations.expect_deletions(key, deletes, now)
+
+    def not_observed(self, key: str, command: cmd.Command) -> None:
+        """A create or delete the informer will not see (refused, or never sent after an
+        earlier refusal: slowStartBatch's skipped pods): manageReplicas lowers the
+        expectations for it."""
+        if isinstance(command, cmd.CreateObject) and isinstance(command.object, Pod):
+            self.expectations.creation_observed(key)
+        elif isinstance(command, cmd.DeleteObject) and command.kind == "Pod":
+            self.expectations.deletion_observed(key, f"{command.namespace}/{command.name}")
 
     # updateReplicaSetStatus tries a status write once more after any error (statusUpdateRetries)
     status_update_retries = 1
@@ -510,6 +566,8 @@ class ReplicaSetController(IndexedController):
         rs = cluster.get("ReplicaSet", ns, name)
         if not isinstance(rs, ReplicaSet):
             return []
+        if not self.expectations.satisfied(key, now):  # rsNeedsSync false: status alone
+            return reconcile_replicaset(rs, cluster, now, needs_sync=False)
         if self.index is None:
             return reconcile_replicaset(rs, cluster, now)
         commands = self.index.sync(rs, cluster, now)
@@ -567,8 +625,9 @@ def _pod_keys(pod: Pod, old: Pod | None, cluster: Cluster) -> list[str]:
     return keys
 
 
-def reconcile_replicaset(rs: ReplicaSet, cluster: Cluster, now: datetime) -> list[cmd.Command]:
-    """Everything one syncReplicaSet of `rs` decides, as commands."""
+def reconcile_replicaset(rs: ReplicaSet, cluster: Cluster, now: datetime, *, needs_sync: bool = True) -> list[cmd.Command]:
+    """Everything one syncReplicaSet of `rs` decides, as commands; `needs_sync` is its
+    `rsNeedsSync` (SatisfiedExpectations): without it, no manageReplicas."""
     try:
         selector = from_label_selector(rs.spec.selector)
     except SelectorError:
@@ -579,7 +638,7 @@ def reconcile_replicaset(rs: ReplicaSet, cluster: Cluster, now: datetime) -> lis
     commands: list[cmd.Command] = [
         c for c in adoptions if isinstance(c, cmd.UpdateObject) and isinstance(c.object, Pod) and is_active(c.object)
     ]
-    if rs.metadata.deletion_timestamp is None:
+    if needs_sync and rs.metadata.deletion_timestamp is None:
         commands += _manage_replicas(rs, active, cluster, now)
     status = calculate_status(rs, active, now)
     commands += status_commands(rs, status)

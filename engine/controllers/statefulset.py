@@ -947,8 +947,8 @@ class StatefulSetController(IndexedController):
 
     name = NAME
     # updateStatefulSetStatus: retry.RetryOnConflict(retry.DefaultBackoff, ...), 4 attempts in
-    # all, only while the API server answers 409 Conflict (its 10ms * 5^n sleeps are not
-    # modelled: the attempts are at one instant)
+    # all, only while the API server answers 409 Conflict; its 10ms * 5^n sleeps are slept in
+    # virtual time under --pace real (engine.loop.SyncRun._sleep), else at one instant
     status_update_retries = 3
     retry_on_conflict_only = True
 
