@@ -173,7 +173,9 @@ class Cluster:
 
     def list(self, kind: str, namespace: str | None = None) -> list[KubeObject]:
         """Objects of a kind in (namespace, name) order."""
-        items = self.objects.get(kind, {})
+        items = self.objects.get(kind)
+        if not items:
+            return []  # the common case on every orphan pod's event: no DaemonSet, no StatefulSet
         keys = sorted(k for k in items if namespace is None or k[0] == namespace)
         return [items[k] for k in keys]
 
