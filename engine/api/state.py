@@ -121,8 +121,9 @@ class Cluster:
         # the same by (owner uid, dependent kind): a workload's revisions without its pods
         self.dependents_of_kind: dict[tuple[str, str], set[ObjectKey]] = {}
         self.pods_by_node: dict[str, set[tuple[str, str]]] = {}
-        # (pods bound, node name) for existing nodes: the scheduler walks it least-loaded first
-        self.node_load: SortedList = SortedList()
+        # (pods bound, node name) for existing nodes: the scheduler walks it least-loaded first.
+        # Built on first use (`node_load`), then kept: a rebuild or a read never asks for it
+        self._node_load: SortedList | None = None
         self.unbound_pods: set[tuple[str, str]] = set()
         # objects no controller owns, by kind: the candidates for adoption
         self.orphans: dict[str, set[tuple[str, str]]] = {}
@@ -199,6 +200,14 @@ class Cluster:
 
     def node_pod_count(self, node: str) -> int:
         return len(self.pods_by_node.get(node, ()))
+
+    @property
+    def node_load(self) -> SortedList:
+        """(pods bound, node name) of every node, fewest pods first, then by name."""
+        if self._node_load is None:
+            by_node = self.pods_by_node
+            self._node_load = SortedList((len(by_node.get(name, ())), name) for _, name in self.objects["Node"])
+        return self._node_load
 
     def due_timers(self, until: datetime) -> Iterator[tuple[datetime, str, str]]:
         for entry in self.timers:
@@ -422,7 +431,10 @@ class Cluster:
         for ref in meta.owner_references:
             self.dependents.setdefault(ref.uid, set()).add(key)
             self.dependents_of_kind.setdefault((ref.uid, key[0]), set()).add(key)
-        if not any(ref.controller for ref in meta.owner_references):
+        for ref in meta.owner_references:
+            if ref.controller:
+                break
+        else:
             self.orphans.setdefault(key[0], set()).add((key[1], key[2]))
         if isinstance(obj, Pod):
             node = obj.spec.node_name
@@ -431,7 +443,8 @@ class Cluster:
             elif meta.deletion_timestamp is None:
                 self.unbound_pods.add((key[1], key[2]))
         elif isinstance(obj, Node):
-            self.node_load.add((self.node_pod_count(meta.name), meta.name))
+            if self._node_load is not None:
+                self._node_load.add((self.node_pod_count(meta.name), meta.name))
             if any(c.type == "Ready" and c.status != "True" for c in obj.status.conditions):
                 self.not_ready_nodes.add(meta.name)
 
@@ -460,7 +473,8 @@ class Cluster:
             else:
                 self.unbound_pods.discard((key[1], key[2]))
         elif isinstance(obj, Node):
-            self.node_load.discard((self.node_pod_count(meta.name), meta.name))
+            if self._node_load is not None:
+                self._node_load.discard((self.node_pod_count(meta.name), meta.name))
             self.not_ready_nodes.discard(meta.name)
 
     def _set_load(self, node: str, delta: int, pod: tuple[str, str]) -> None:
@@ -470,8 +484,9 @@ class Cluster:
             pods.add(pod)
         else:
             pods.discard(pod)
-        if (before, node) in self.node_load:
-            self.node_load.discard((before, node))
-            self.node_load.add((len(pods), node))
+        load = self._node_load
+        if load is not None and (before, node) in load:
+            load.discard((before, node))
+            load.add((len(pods), node))
         if not pods:
             del self.pods_by_node[node]
