@@ -106,3 +106,35 @@ def test_memo_stays_bounded_and_skips_what_has_no_encoding() -> None:
     assert memo.key(object()) is None
     memo.put(None, 1)
     assert memo.get(None) is None
+
+
+@pytest.mark.parametrize(
+    "scenario, size",
+    [
+        pytest.param("deployment-rollout", {"replicas": 20}, id="deployment-rollout-timers-and-binds"),
+        pytest.param("daemonset-rollout", {"nodes": 6}, id="daemonset-rollout-nodes-and-deletes"),
+    ],
+)
+def test_indexes_built_on_first_use_equal_those_kept_from_the_start(scenario: str, size: dict[str, int]) -> None:
+    # node_load and timers are built when first asked for, then kept by the fold: a cluster
+    # asked after every event and one asked only now and then hold the same, in the same order
+    from bench.scenarios import SCENARIOS, Size
+    from engine.api.state import Cluster
+    from engine.store import EventStore
+    from replay.session import run
+
+    workload = next(s for s in SCENARIOS if s.name == scenario).build(Size(size))
+    with EventStore("memory:") as store:
+        run(store, list(workload.prelude) + list(workload.operations), settle_limit=workload.settle_limit)
+        events = list(store.read())
+    kept, lazy = Cluster(), Cluster()
+    for i, event in enumerate(events):
+        kept.evolve(event)
+        lazy.evolve(event)
+        assert list(kept.node_load) is not None and list(kept.timers) is not None  # built at once, then kept
+        if i % 97 == 0:
+            fresh = Cluster.restore(lazy.snapshot())  # never asked before now
+            assert list(fresh.node_load) == list(kept.node_load)
+            assert list(fresh.timers) == list(kept.timers)
+    assert list(lazy.node_load) == list(kept.node_load) and list(lazy.timers) == list(kept.timers)
+    assert lazy.snapshot() == kept.snapshot()

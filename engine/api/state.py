@@ -127,8 +127,10 @@ class Cluster:
         self.unbound_pods: set[tuple[str, str]] = set()
         # objects no controller owns, by kind: the candidates for adoption
         self.orphans: dict[str, set[tuple[str, str]]] = {}
-        self.timers: SortedList = SortedList()  # (due, owner, key)
-        self.timer_set_at: dict[tuple[datetime, str, str], int] = {}  # -> position of TimerSet
+        # the pending timers (due, owner, key) -> position of their TimerSet; `timers` has them
+        # in due order, built on first use and then kept (a rebuild never needs the order)
+        self.timer_set_at: dict[tuple[datetime, str, str], int] = {}
+        self._timers: SortedList | None = None
         self.timer_dues: dict[tuple[str, str], set[datetime]] = {}  # (owner, key) -> pending dues
         self.ready_at: dict[tuple[str, str], datetime] = {}
         self.backoffs: dict[str, tuple[float, datetime]] = {}
@@ -209,6 +211,15 @@ class Cluster:
             self._node_load = SortedList((len(by_node.get(name, ())), name) for _, name in self.objects["Node"])
         return self._node_load
 
+    @property
+    def timers(self) -> SortedList:
+        """The pending timers (due, owner, key), in order. Built from `timer_set_at`: the loop
+        never records a timer that is already pending (each TimerSet site checks), so each is
+        there once."""
+        if self._timers is None:
+            self._timers = SortedList(self.timer_set_at)
+        return self._timers
+
     def due_timers(self, until: datetime) -> Iterator[tuple[datetime, str, str]]:
         for entry in self.timers:
             if entry[0] > until:
@@ -266,7 +277,6 @@ class Cluster:
         cluster.now = snap.now
         cluster.kubelet = snap.kubelet
         cluster.kubernetes_version = snap.kubernetes_version
-        cluster.timers = SortedList((due, owner, key) for due, owner, key, _ in snap.timers)
         cluster.timer_set_at = {(d, o, k): p for d, o, k, p in snap.timers}
         for d, o, k, _ in snap.timers:
             cluster.timer_dues.setdefault((o, k), set()).add(d)
@@ -290,8 +300,22 @@ class Cluster:
         self.now = event.at
         if self.pace_buckets and not event.line and event.by in self.pace_buckets and isinstance(event, ev.ObjectEvent | ev.ObjectDeleted):
             self.pace_buckets[event.by].spend(event.at)  # a paced controller's write: one token
+        # branches by frequency (the types are disjoint): objects, then the timers
         if isinstance(event, ev.ObjectEvent):
             self._put(event.object)
+        elif isinstance(event, ev.TimerSet):
+            timer = (event.due, event.owner, event.key)
+            if self._timers is not None:
+                self._timers.add(timer)
+            self.timer_set_at[timer] = event.position
+            self.timer_dues.setdefault((event.owner, event.key), set()).add(event.due)
+            if event.owner == "kubelet":
+                ns, _, name = event.key.partition("/")
+                self.ready_at[(ns, name)] = event.due
+            elif event.owner == QUARANTINE_OWNER and event.key.startswith(QUARANTINE_PREFIX):
+                self.quarantined[event.key.removeprefix(QUARANTINE_PREFIX)] = event.due
+        elif isinstance(event, ev.TimerFired):
+            self._drop_timer((event.at, event.owner, event.key))
         elif isinstance(event, ev.ObjectDeleted):
             self._remove((event.kind, event.namespace, event.name))
         elif isinstance(event, ev.KubeletConfigured):
@@ -305,17 +329,6 @@ class Cluster:
                 name: b if (b := self.pace_buckets.get(name)) is not None and (b.qps, b.burst) == (Fraction(p.qps), p.burst) else TokenBucket(p.qps, p.burst)
                 for name in p.controllers
             }
-        elif isinstance(event, ev.TimerSet):
-            self.timers.add((event.due, event.owner, event.key))
-            self.timer_set_at[(event.due, event.owner, event.key)] = event.position
-            self.timer_dues.setdefault((event.owner, event.key), set()).add(event.due)
-            if event.owner == "kubelet":
-                ns, _, name = event.key.partition("/")
-                self.ready_at[(ns, name)] = event.due
-            elif event.owner == QUARANTINE_OWNER and event.key.startswith(QUARANTINE_PREFIX):
-                self.quarantined[event.key.removeprefix(QUARANTINE_PREFIX)] = event.due
-        elif isinstance(event, ev.TimerFired):
-            self._drop_timer((event.at, event.owner, event.key))
         elif isinstance(event, ev.TimerCancelled):
             self._drop_timer((event.due, event.owner, event.key))
         elif isinstance(event, ev.BackoffRecorded):
@@ -366,7 +379,8 @@ class Cluster:
 
     def _drop_timer(self, timer: tuple[datetime, str, str]) -> None:
         due, owner, key = timer
-        self.timers.discard(timer)
+        if self._timers is not None:
+            self._timers.discard(timer)
         self.timer_set_at.pop(timer, None)
         dues = self.timer_dues.get((owner, key))
         if dues is not None:
@@ -375,7 +389,10 @@ class Cluster:
                 del self.timer_dues[(owner, key)]
 
     def _put(self, obj: KubeObject) -> None:
-        kind, ns, name = key = object_key(obj)
+        meta = obj.metadata
+        kind = obj.kind if type(obj) is OpaqueObject else type(obj).__name__  # type: ignore[attr-defined]  # kind_of, inlined
+        ns, name = meta.namespace, meta.name
+        key = (kind, ns, name)
         items = self.objects.get(kind)
         if items is None:
             items = self.objects[kind] = {}
@@ -407,9 +424,9 @@ class Cluster:
                 if node in self.quarantined and not self.pods_by_node.get(node):
                     del self.quarantined[node]  # its last orphaned pod is gone
                 self.ready_at.pop((ns, name), None)
-                self.evictions.pop(f"{ns}/{name}", None)  # mirrors cancelling on pod deletion
-                # a gone pod's readiness timer must not stand in for its successor's
                 key_text = f"{ns}/{name}"
+                self.evictions.pop(key_text, None)  # mirrors cancelling on pod deletion
+                # a gone pod's readiness timer must not stand in for its successor's
                 for due in list(self.timer_dues.get(("kubelet", key_text), ())):
                     self._drop_timer((due, "kubelet", key_text))
 
@@ -478,7 +495,9 @@ class Cluster:
             self.not_ready_nodes.discard(meta.name)
 
     def _set_load(self, node: str, delta: int, pod: tuple[str, str]) -> None:
-        pods = self.pods_by_node.setdefault(node, set())
+        pods = self.pods_by_node.get(node)
+        if pods is None:
+            pods = self.pods_by_node[node] = set()
         before = len(pods)
         if delta > 0:
             pods.add(pod)
