@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 from fractions import Fraction
+from typing import Any
 
 import msgspec
 from sortedcontainers import SortedList
@@ -84,6 +85,15 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
 _SNAPSHOT_DECODER = msgspec.json.Decoder(ClusterSnapshot)
+
+
+def _add(sets: dict[Any, set[Any]], key: Any, item: Any) -> None:
+    """`sets.setdefault(key, set()).add(item)` without making a set when there is one."""
+    found = sets.get(key)
+    if found is None:
+        sets[key] = {item}
+    else:
+        found.add(item)
 
 
 def _same_index(old: KubeObject, new: KubeObject) -> bool:
@@ -308,7 +318,7 @@ class Cluster:
             if self._timers is not None:
                 self._timers.add(timer)
             self.timer_set_at[timer] = event.position
-            self.timer_dues.setdefault((event.owner, event.key), set()).add(event.due)
+            _add(self.timer_dues, (event.owner, event.key), event.due)
             if event.owner == "kubelet":
                 ns, _, name = event.key.partition("/")
                 self.ready_at[(ns, name)] = event.due
@@ -446,13 +456,13 @@ class Cluster:
         meta = obj.metadata
         self.by_uid[meta.uid] = key
         for ref in meta.owner_references:
-            self.dependents.setdefault(ref.uid, set()).add(key)
-            self.dependents_of_kind.setdefault((ref.uid, key[0]), set()).add(key)
+            _add(self.dependents, ref.uid, key)
+            _add(self.dependents_of_kind, (ref.uid, key[0]), key)
         for ref in meta.owner_references:
             if ref.controller:
                 break
         else:
-            self.orphans.setdefault(key[0], set()).add((key[1], key[2]))
+            _add(self.orphans, key[0], (key[1], key[2]))
         if isinstance(obj, Pod):
             node = obj.spec.node_name
             if node:
