@@ -138,3 +138,27 @@ def test_indexes_built_on_first_use_equal_those_kept_from_the_start(scenario: st
             assert list(fresh.timers) == list(kept.timers)
     assert list(lazy.node_load) == list(kept.node_load) and list(lazy.timers) == list(kept.timers)
     assert lazy.snapshot() == kept.snapshot()
+
+
+@pytest.mark.parametrize(
+    "text, only, message",
+    [
+        pytest.param("nodes=x", ["bare-pods"], "--size: expected KEY=N[,KEY=N] with N a positive integer, got 'nodes=x'", id="not-a-number"),
+        pytest.param("replicas=0", ["deployment-rollout"], "--size: expected KEY=N[,KEY=N] with N a positive integer, got 'replicas=0'", id="zero"),
+        pytest.param("nodes=5", ["bare-pods"], "--size: bare-pods is sized by nodes, pods, not nodes (pick it with --only)", id="a-key-missing"),
+        pytest.param("replicas=5", [], "--size: bare-pods is sized by nodes, pods, not replicas (pick it with --only)", id="every-scenario-cannot-take-it"),
+    ],
+)
+def test_bench_size_names_what_is_wrong(text: str, only: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.__main__ import main
+
+    argv = [a for name in only for a in ("--only", name)] + ["--size", text]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == f"python -m bench: {message}"
+
+
+def test_bench_size_is_the_one_size_measured() -> None:
+    from bench.__main__ import parse_size
+    from bench.scenarios import Size, select
+
+    assert parse_size("nodes=500, pods=5000", select(["bare-pods"])) == Size.of(nodes=500, pods=5000)
