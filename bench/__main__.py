@@ -1,4 +1,4 @@
-"""`python -m bench [--only NAME] [--scale small] [--repeat N] [--json PATH]`."""
+"""`python -m bench [--only NAME] [--scale small] [--size KEY=N,...] [--repeat N] [--json PATH]`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bench.measure import measure, warm_up
 from bench.report import RunInfo, ScenarioResult, render, to_json
-from bench.scenarios import SCALES, SCENARIOS, select
+from bench.scenarios import SCALES, SCENARIOS, Scenario, Size, select
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -31,6 +31,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="full: the sizes the figures are quoted at; small: quick sizes for a smoke run",
     )
     parser.add_argument(
+        "--size",
+        metavar="KEY=N[,KEY=N]",
+        help="measure this one size instead of the scale's, e.g. `--only deployment-rollout --size replicas=1000` "
+        "or `--only bare-pods --size nodes=500,pods=5000` (every scenario run must take these keys)",
+    )
+    parser.add_argument(
         "--repeat",
         type=int,
         default=1,
@@ -41,6 +47,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--import-mb", type=float, default=10.0, metavar="MB", help="size of the audit log the import figure reads (default 10; the issue's figure is 100)")
     parser.add_argument("--startup-repeat", type=int, default=5, metavar="N", help="each start-up figure is the best of N fresh processes (default 5)")
     return parser.parse_args(argv)
+
+
+def parse_size(text: str, scenarios: list[Scenario]) -> Size:
+    """`--size nodes=500,pods=5000` as a Size every scenario given can take. Raises KeyError
+    with the message to print."""
+    params: dict[str, int] = {}
+    for part in text.split(","):
+        key, sep, value = part.strip().partition("=")
+        if not sep or not key or not value.strip().isdigit() or int(value) < 1:
+            raise KeyError(f"--size: expected KEY=N[,KEY=N] with N a positive integer, got {part.strip()!r}")
+        params[key] = int(value)
+    for scenario in scenarios:
+        keys = sorted(scenario.warm_up.params)
+        if sorted(params) != keys:
+            raise KeyError(f"--size: {scenario.name} is sized by {', '.join(keys)}, not {', '.join(sorted(params))} (pick it with --only)")
+    return Size(params)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         scenarios = select(only or None)
+        size = parse_size(args.size, scenarios) if args.size else None
     except KeyError as exc:
         print(f"python -m bench: {exc.args[0]}", file=sys.stderr)
         return 2
@@ -78,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     for scenario in scenarios:
         warm_up(scenario)
         sizes = []
-        for size in scenario.at_scale(args.scale):
-            print(f"[{scenario.name}] measuring {size.label} ...", file=sys.stderr, flush=True)
-            sizes.append(measure(scenario, size, repeat=max(1, args.repeat)))
+        for one in [size] if size is not None else scenario.at_scale(args.scale):
+            print(f"[{scenario.name}] measuring {one.label} ...", file=sys.stderr, flush=True)
+            sizes.append(measure(scenario, one, repeat=max(1, args.repeat)))
         results.append(ScenarioResult(scenario, sizes))
     run = RunInfo(
         wall_seconds=time.perf_counter() - started,

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.store_scale import replay_in_child
+
 # bump when the store's tables change: a store built by older code is then rebuilt
 LAYOUT = 2
 CHANGES = 13
@@ -33,29 +35,6 @@ ROOT = Path("/tmp/kreplay-bench-reads")
 GOAL_SECONDS = 1.0
 GOAL_RSS_MB = 400.0
 ENTRY = "import sys; from replay.cli import main; sys.exit(main(sys.argv[1:]))"
-
-BUILD = """
-import sys
-from datetime import timedelta
-from bench import workloads as w
-from bench.scenarios import _kubelets_ready_after
-from engine.operations import Apply
-from engine.store import EventStore
-from replay.session import run
-
-replicas, changes, url = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-clock = w.Clock()
-prelude, at, line = _kubelets_ready_after(clock, max(1, replicas // 20), 10)
-start = at + timedelta(minutes=1)
-ops = list(prelude) + [
-    Apply(at=start + timedelta(hours=i), line=line + 1 + i, object=w.deployment(f"web:{i}.0", replicas))
-    for i in range(changes)
-]
-with EventStore(url) as store:
-    summary, engine = run(store, ops)
-    pods = sorted(engine.cluster.objects["Pod"])
-    print(summary.last_position, pods[0][1])
-"""
 
 
 @dataclass(frozen=True)
@@ -85,23 +64,6 @@ class ReadResult:
         return self.wall / self.floor if self.floor else float("inf")
 
 
-def _wait4(argv: Sequence[str]) -> tuple[float, float, float, str]:
-    """(wall seconds, CPU seconds, its own peak RSS MB, stdout) of one child: output goes to a
-    file, not a pipe, so a big output cannot block the child while we wait for it."""
-    import tempfile
-
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(list(argv), stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - started
-        out.seek(0)
-        err.seek(0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"the bench store's replay failed: {err.read().decode(errors='replace').strip()}")
-        return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read().decode()
-
-
 def _peak_rss(argv: Sequence[str], cwd: str | None = None) -> tuple[float, float, float]:
     """(wall, cpu, own peak RSS MB) of one child, measured with wait4 so figures do not mix."""
     started = time.perf_counter()
@@ -124,11 +86,9 @@ def build(scale: str) -> Built:
     for leftover in (path, info, Path(f"{path}-wal"), Path(f"{path}-shm")):
         leftover.unlink(missing_ok=True)
     print(f"[reads] building the store ({replicas:,} replicas, {CHANGES} rollouts) in {path} ...", file=sys.stderr, flush=True)
-    url = f"sqlite:{path}"
-    seconds, cpu, rss, out = _wait4([sys.executable, "-c", BUILD, str(replicas), str(CHANGES), url])
-    events, pod = out.split()
-    built = inspect(path, pod, replay_seconds=seconds, replay_cpu=cpu, replay_rss_mb=rss)
-    assert built.events == int(events)
+    child = replay_in_child(replicas, CHANGES, f"sqlite:{path}")
+    built = inspect(path, child.pod, replay_seconds=child.wall, replay_cpu=child.cpu, replay_rss_mb=child.rss_mb)
+    assert built.events == child.events
     info.write_text(json.dumps({k: v for k, v in vars(built).items() if k != "path"}))
     return built
 

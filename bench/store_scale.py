@@ -17,43 +17,79 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
-CHILD = """
-import sys
-from datetime import timedelta
 from bench import workloads as w
 from bench.scenarios import _kubelets_ready_after
-from engine.operations import Apply
+from engine.operations import AnyOperation, Apply
+
+
+def rollouts(replicas: int, changes: int) -> list[AnyOperation]:
+    """The history: kubelets Ready after 10 s on a node per 20 replicas, then a Deployment of
+    `replicas` applied `changes` times with a new image, each an hour after the last (long
+    after it came to rest)."""
+    clock = w.Clock()
+    prelude, at, line = _kubelets_ready_after(clock, max(1, replicas // 20), 10)
+    start = at + timedelta(minutes=1)
+    return list(prelude) + [
+        Apply(at=start + timedelta(hours=i), line=line + 1 + i, object=w.deployment(f"web:{i}.0", replicas))
+        for i in range(changes)
+    ]
+
+
+# the replay, in a child process of its own so that its peak RSS is its own (`replay_in_child`)
+CHILD = """
+import sys
+from bench.store_scale import rollouts
 from engine.store import EventStore
 from replay.session import run
 
 replicas, changes, url = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-clock = w.Clock()
-prelude, at, line = _kubelets_ready_after(clock, max(1, replicas // 20), 10)
-start = at + timedelta(minutes=1)
-ops = list(prelude) + [
-    Apply(at=start + timedelta(hours=i), line=line + 1 + i, object=w.deployment(f"web:{i}.0", replicas))
-    for i in range(changes)
-]
 with EventStore(url) as store:
-    summary, engine = run(store, ops)
+    summary, engine = run(store, rollouts(replicas, changes))
     pod = sorted(engine.cluster.objects["Pod"])[0][1]
     print(summary.last_position, pod)
 """
 
 
-def _run(argv: list[str]) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS MB, stdout) of one child process."""
+@dataclass(frozen=True)
+class ChildReplay:
+    wall: float  # seconds
+    cpu: float  # seconds, user + system
+    rss_mb: float  # the child's own peak RSS (wait4)
+    events: int  # the store's head afterwards
+    pod: str  # a live pod at the head
+
+
+def replay_in_child(replicas: int, changes: int, url: str) -> ChildReplay:
+    """Replay `rollouts(replicas, changes)` into the store at `url` in a child process, timed,
+    with the child's peak RSS read from the kernel (`wait4`). Its output goes to files, not
+    pipes, so a big output cannot block the child while we wait for it."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(replicas), str(changes), url], stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"the bench store's replay failed: {err.read().decode(errors='replace').strip()}")
+        events, pod = out.read().decode().split()
+    return ChildReplay(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, int(events), pod)
+
+
+def _run(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS MB) of one child process (its output is dropped)."""
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - started
-    out = proc.stdout.read().decode() if proc.stdout else ""
     err = proc.stderr.read().decode() if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(argv[:4])} failed: {err.strip()}")
-    return seconds, usage.ru_maxrss / 1024, out
+    return seconds, usage.ru_maxrss / 1024
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,14 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="kreplay-scale-") as tmp:
         url = args.store or f"sqlite:{Path(tmp) / 'scale.db'}"
-        seconds, rss, out = _run([sys.executable, "-c", CHILD, str(args.replicas), str(args.changes), url])
-        events, pod = out.split()
-        print(f"replay: {int(events):,} events in {seconds:.1f} s ({int(events) / seconds:,.0f} ev/s), peak RSS {rss:,.0f} MB (goal < 400 MB at 1,000,000 events)")
+        child = replay_in_child(args.replicas, args.changes, url)
+        pod = child.pod
+        print(f"replay: {child.events:,} events in {child.wall:.1f} s ({child.events / child.wall:,.0f} ev/s), peak RSS {child.rss_mb:,.0f} MB (goal < 400 MB at 1,000,000 events)")
         if url.startswith("sqlite:"):
             print(f"store: {Path(url[7:]).stat().st_size / 1e6:,.0f} MB")
         kreplay = [sys.executable, "-m", "replay.cli"]
         for verb in (["why", f"pod/{pod}"], ["describe", "pod", pod], ["get", "pods"], ["rollout", "history", "deploy/web"]):
-            seconds, rss, _ = _run([*kreplay, *verb, "--store", url])
+            seconds, rss = _run([*kreplay, *verb, "--store", url])
             goal = " (goal < 1 s)" if verb[0] in ("why", "describe") else ""
             print(f"kreplay {' '.join(verb)}: {seconds:.2f} s, peak RSS {rss:,.0f} MB{goal}")
     return 0

@@ -27,3 +27,22 @@ def quiet() -> Iterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """The collector off until the block ends, and what exists now frozen: for a cold rebuild,
+    a fold that makes no reference cycles (events and objects are trees, the fold's indexes hold
+    tuples, strings and sets of them; tests/test_hot_paths.py checks that a rebuild leaves
+    nothing for the collector), where even `quiet()`'s rarer collections walked the cluster's
+    growing containers: 14% of a 300,000-event rebuild (Deployment of 10,000). Restores the
+    collector as it was."""
+    enabled = gc.isenabled()
+    gc.freeze()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+        gc.unfreeze()

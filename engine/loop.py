@@ -168,15 +168,23 @@ class Engine:
 
     def _emit(self, event_type: type[ev.Event], **fields: Any) -> ev.Event:
         assert self.now is not None
-        event = event_type(position=self.cluster.position + 1, at=self.now, **fields)
-        subject = ev.subject(event)
-        before = self.cluster.get(*subject) if subject and subject[0] in self.cluster.objects else None
-        if self.cluster.position != self.seen:
+        cluster = self.cluster
+        event = event_type(position=cluster.position + 1, at=self.now, **fields)
+        if isinstance(event, ev.ObjectEvent):
+            # most events: ev.subject, Cluster.get and route_of inlined (same answers)
+            obj = event.object
+            route = kind_of(obj)
+            items = cluster.objects.get(route)
+            before = items.get((obj.metadata.namespace, obj.metadata.name)) if items is not None else None
+        else:
+            subject = ev.subject(event)
+            before = cluster.get(*subject) if subject and subject[0] in cluster.objects else None
+            route = route_of(event)
+        if cluster.position != self.seen:
             self._forget()
-        self.cluster.evolve(event)
+        cluster.evolve(event)
         self.seen = event.position
         self.events.append(event)
-        route = route_of(event)
         actors = self.routes.get(route)
         if actors is None:
             actors = self.routes[route] = [
@@ -184,12 +192,13 @@ class Engine:
             ]
         if self.check_routes:
             self._check_route(event, route, actors, before)
+        position = event.position
         for actor in actors:
-            keys = actor.keys_for(event, self.cluster, before)
+            keys = actor.keys_for(event, cluster, before)
             if keys:
                 queue = self.dirty[actor.name]
                 for key in keys:
-                    queue[key] = event.position
+                    queue[key] = position
         return event
 
     def _forget(self) -> None:
@@ -485,7 +494,7 @@ class Engine:
         if command.due <= self.now:
             self.dirty[owner][command.key] = audit.trigger
             return
-        if (command.due, owner, command.key) in self.cluster.timers:
+        if (command.due, owner, command.key) in self.cluster.timer_set_at:  # the pending timers (a dict: no bisect)
             return
         self._record(ev.TimerSet, audit, owner=owner, key=command.key, due=command.due)
 

@@ -473,7 +473,17 @@ class ApiServer:
         obj = replace(obj, metadata=replace(obj.metadata, resource_version=str(position)))
         if type(obj) is OpaqueObject:
             event_type = ev.OPAQUE_EVENTS[event_type]
-        self.emit(event_type, object=obj, **audit_fields(audit))
+        # audit_fields(audit), spelled out: every object write passes here
+        self.emit(
+            event_type,
+            object=obj,
+            by=audit.by,
+            reason=audit.reason,
+            message=audit.message,
+            trigger=audit.trigger,
+            line=audit.line,
+            source=audit.source,
+        )
 
     def _gone(self, obj: KubeObject, audit: Audit) -> None:
         meta = obj.metadata

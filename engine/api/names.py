@@ -15,9 +15,24 @@ KREPLAY_NAMESPACE = uuid.UUID("6f1c5e0a-3d6b-5b8e-9a53-2f0d9c6e7a41")
 ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
+_NAMESPACE_BYTES = KREPLAY_NAMESPACE.bytes
+
+
+def _uuid5_bytes(name: str) -> bytes:
+    """`uuid.uuid5(KREPLAY_NAMESPACE, name).bytes` without building the UUID (its int arithmetic
+    and checks cost more than the SHA-1): the first 16 bytes of the digest with the version
+    (5) and the RFC 4122 variant bits set, as `uuid.UUID(bytes=..., version=5)` sets them."""
+    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + name.encode()).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    return bytes(digest)
+
+
 def object_uid(kind: str, namespace: str, name: str, position: int) -> str:
-    """A uid per incarnation: a pod recreated under the same name gets a new one, as upstream."""
-    return str(uuid.uuid5(KREPLAY_NAMESPACE, f"{kind}/{namespace}/{name}@{position}"))
+    """A uid per incarnation: a pod recreated under the same name gets a new one, as upstream.
+    The text of `uuid.uuid5(KREPLAY_NAMESPACE, "<kind>/<namespace>/<name>@<position>")`."""
+    h = _uuid5_bytes(f"{kind}/{namespace}/{name}@{position}").hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def issued_by_replay(uid: str) -> bool:
@@ -29,9 +44,23 @@ def issued_by_replay(uid: str) -> bool:
         return False
 
 
+# stream ids already computed: an object's events come close together (a pod's create, bind and
+# status changes), and every appended event needs its stream's; emptied when full, so memory
+# stays bounded however many objects a history names
+_STREAM_IDS: dict[tuple[str, str, str], uuid.UUID] = {}
+_STREAM_IDS_MAX = 65_536
+
+
 def stream_id(kind: str, namespace: str, name: str) -> uuid.UUID:
-    """The event-store stream of one object key, across incarnations."""
-    return uuid.uuid5(KREPLAY_NAMESPACE, f"{kind}/{namespace}/{name}")
+    """The event-store stream of one object key, across incarnations:
+    `uuid.uuid5(KREPLAY_NAMESPACE, "<kind>/<namespace>/<name>")`."""
+    key = (kind, namespace, name)
+    found = _STREAM_IDS.get(key)
+    if found is None:
+        if len(_STREAM_IDS) >= _STREAM_IDS_MAX:
+            _STREAM_IDS.clear()
+        found = _STREAM_IDS[key] = uuid.UUID(bytes=_uuid5_bytes(f"{kind}/{namespace}/{name}"))
+    return found
 
 
 def pod_key(pod: Pod) -> str:

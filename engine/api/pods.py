@@ -44,21 +44,26 @@ def with_condition(
     status: PodStatus, type_: str, value: str, now: datetime, *, reason: str = "", message: str = ""
 ) -> PodStatus:
     """Set a pod condition; lastTransitionTime moves only when the status flips."""
-    conditions = list(status.conditions)
-    for i, cond in enumerate(conditions):
+    for i, cond in enumerate(status.conditions):
         if cond.type == type_:
             if cond.status == value and cond.reason == reason and cond.message == message:
-                return status
+                return status  # unchanged: not even a copy (the kubelet asks this on every sync)
             moved = now if cond.status != value else cond.last_transition_time
+            conditions = list(status.conditions)
             conditions[i] = PodCondition(
                 type=type_, status=value, last_transition_time=moved, reason=reason, message=message
             )
             return replace(status, conditions=conditions)
-    conditions.append(
-        PodCondition(type=type_, status=value, last_transition_time=now, reason=reason, message=message)
-    )
-    conditions.sort(key=lambda c: (CONDITION_ORDER.get(c.type, 9), c.type))
+    conditions = [
+        *status.conditions,
+        PodCondition(type=type_, status=value, last_transition_time=now, reason=reason, message=message),
+    ]
+    conditions.sort(key=_condition_order)
     return replace(status, conditions=conditions)
+
+
+def _condition_order(c: PodCondition) -> tuple[int, str]:
+    return (CONDITION_ORDER.get(c.type, 9), c.type)
 
 
 def availability_timers(key: str, pods: Iterable[Pod], min_ready: int, now: datetime) -> list[cmd.Command]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 from fractions import Fraction
+from typing import Any
 
 import msgspec
 from sortedcontainers import SortedList
@@ -100,6 +101,15 @@ _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
 _SNAPSHOT_DECODER = msgspec.json.Decoder(ClusterSnapshot)
 
 
+def _add(sets: dict[Any, set[Any]], key: Any, item: Any) -> None:
+    """`sets.setdefault(key, set()).add(item)` without making a set when there is one."""
+    found = sets.get(key)
+    if found is None:
+        sets[key] = {item}
+    else:
+        found.add(item)
+
+
 def _same_index(old: KubeObject, new: KubeObject) -> bool:
     """Whether `_index` would file `new` exactly where `old` is filed (same uid and owner
     references; a pod on the same node, or unbound and as terminating as before). Nodes are
@@ -135,13 +145,16 @@ class Cluster:
         # the same by (owner uid, dependent kind): a workload's revisions without its pods
         self.dependents_of_kind: dict[tuple[str, str], set[ObjectKey]] = {}
         self.pods_by_node: dict[str, set[tuple[str, str]]] = {}
-        # (pods bound, node name) for existing nodes: the scheduler walks it least-loaded first
-        self.node_load: SortedList = SortedList()
+        # (pods bound, node name) for existing nodes: the scheduler walks it least-loaded first.
+        # Built on first use (`node_load`), then kept: a rebuild or a read never asks for it
+        self._node_load: SortedList | None = None
         self.unbound_pods: set[tuple[str, str]] = set()
         # objects no controller owns, by kind: the candidates for adoption
         self.orphans: dict[str, set[tuple[str, str]]] = {}
-        self.timers: SortedList = SortedList()  # (due, owner, key)
-        self.timer_set_at: dict[tuple[datetime, str, str], int] = {}  # -> position of TimerSet
+        # the pending timers (due, owner, key) -> position of their TimerSet; `timers` has them
+        # in due order, built on first use and then kept (a rebuild never needs the order)
+        self.timer_set_at: dict[tuple[datetime, str, str], int] = {}
+        self._timers: SortedList | None = None
         self.timer_dues: dict[tuple[str, str], set[datetime]] = {}  # (owner, key) -> pending dues
         self.ready_at: dict[tuple[str, str], datetime] = {}
         self.backoffs: dict[str, tuple[float, datetime]] = {}
@@ -190,7 +203,9 @@ class Cluster:
 
     def list(self, kind: str, namespace: str | None = None) -> list[KubeObject]:
         """Objects of a kind in (namespace, name) order."""
-        items = self.objects.get(kind, {})
+        items = self.objects.get(kind)
+        if not items:
+            return []  # the common case on every orphan pod's event: no DaemonSet, no StatefulSet
         keys = sorted(k for k in items if namespace is None or k[0] == namespace)
         return [items[k] for k in keys]
 
@@ -214,6 +229,23 @@ class Cluster:
 
     def node_pod_count(self, node: str) -> int:
         return len(self.pods_by_node.get(node, ()))
+
+    @property
+    def node_load(self) -> SortedList:
+        """(pods bound, node name) of every node, fewest pods first, then by name."""
+        if self._node_load is None:
+            by_node = self.pods_by_node
+            self._node_load = SortedList((len(by_node.get(name, ())), name) for _, name in self.objects["Node"])
+        return self._node_load
+
+    @property
+    def timers(self) -> SortedList:
+        """The pending timers (due, owner, key), in order. Built from `timer_set_at`: the loop
+        never records a timer that is already pending (each TimerSet site checks), so each is
+        there once."""
+        if self._timers is None:
+            self._timers = SortedList(self.timer_set_at)
+        return self._timers
 
     def due_timers(self, until: datetime) -> Iterator[tuple[datetime, str, str]]:
         for entry in self.timers:
@@ -273,7 +305,6 @@ class Cluster:
         cluster.now = snap.now
         cluster.kubelet = snap.kubelet
         cluster.kubernetes_version = snap.kubernetes_version
-        cluster.timers = SortedList((due, owner, key) for due, owner, key, _ in snap.timers)
         cluster.timer_set_at = {(d, o, k): p for d, o, k, p in snap.timers}
         for d, o, k, _ in snap.timers:
             cluster.timer_dues.setdefault((o, k), set()).add(d)
@@ -298,10 +329,24 @@ class Cluster:
         self.now = event.at
         if self.pace_buckets and not event.line and event.by in self.pace_buckets and isinstance(event, ev.ObjectEvent | ev.ObjectDeleted):
             self.pace_buckets[event.by].spend(event.at)  # a paced controller's write: one token
+        # branches by frequency (the types are disjoint): objects, then the timers
         if isinstance(event, ev.ObjectEvent):
             self._put(event.object)
             if self.kept_statuses and isinstance(event, ev.PodStatusChanged):
                 self.kept_statuses.pop((event.object.metadata.namespace, event.object.metadata.name), None)
+        elif isinstance(event, ev.TimerSet):
+            timer = (event.due, event.owner, event.key)
+            if self._timers is not None:
+                self._timers.add(timer)
+            self.timer_set_at[timer] = event.position
+            _add(self.timer_dues, (event.owner, event.key), event.due)
+            if event.owner == "kubelet" and not event.key.startswith(STATUS_BATCH_PREFIX):
+                ns, _, name = event.key.partition("/")
+                self.ready_at[(ns, name)] = event.due
+            elif event.owner == QUARANTINE_OWNER and event.key.startswith(QUARANTINE_PREFIX):
+                self.quarantined[event.key.removeprefix(QUARANTINE_PREFIX)] = event.due
+        elif isinstance(event, ev.TimerFired):
+            self._drop_timer((event.at, event.owner, event.key))
         elif isinstance(event, ev.ObjectDeleted):
             self._remove((event.kind, event.namespace, event.name))
         elif isinstance(event, ev.KubeletConfigured):
@@ -315,17 +360,6 @@ class Cluster:
                 name: b if (b := self.pace_buckets.get(name)) is not None and (b.qps, b.burst) == (Fraction(p.qps), p.burst) else TokenBucket(p.qps, p.burst)
                 for name in p.controllers
             }
-        elif isinstance(event, ev.TimerSet):
-            self.timers.add((event.due, event.owner, event.key))
-            self.timer_set_at[(event.due, event.owner, event.key)] = event.position
-            self.timer_dues.setdefault((event.owner, event.key), set()).add(event.due)
-            if event.owner == "kubelet" and not event.key.startswith(STATUS_BATCH_PREFIX):
-                ns, _, name = event.key.partition("/")
-                self.ready_at[(ns, name)] = event.due
-            elif event.owner == QUARANTINE_OWNER and event.key.startswith(QUARANTINE_PREFIX):
-                self.quarantined[event.key.removeprefix(QUARANTINE_PREFIX)] = event.due
-        elif isinstance(event, ev.TimerFired):
-            self._drop_timer((event.at, event.owner, event.key))
         elif isinstance(event, ev.TimerCancelled):
             self._drop_timer((event.due, event.owner, event.key))
         elif isinstance(event, ev.BackoffRecorded):
@@ -382,7 +416,8 @@ class Cluster:
 
     def _drop_timer(self, timer: tuple[datetime, str, str]) -> None:
         due, owner, key = timer
-        self.timers.discard(timer)
+        if self._timers is not None:
+            self._timers.discard(timer)
         self.timer_set_at.pop(timer, None)
         dues = self.timer_dues.get((owner, key))
         if dues is not None:
@@ -391,7 +426,10 @@ class Cluster:
                 del self.timer_dues[(owner, key)]
 
     def _put(self, obj: KubeObject) -> None:
-        kind, ns, name = key = object_key(obj)
+        meta = obj.metadata
+        kind = obj.kind if type(obj) is OpaqueObject else type(obj).__name__  # type: ignore[attr-defined]  # kind_of, inlined
+        ns, name = meta.namespace, meta.name
+        key = (kind, ns, name)
         items = self.objects.get(kind)
         if items is None:
             items = self.objects[kind] = {}
@@ -424,9 +462,9 @@ class Cluster:
                     del self.quarantined[node]  # its last orphaned pod is gone
                 self.ready_at.pop((ns, name), None)
                 self.kept_statuses.pop((ns, name), None)
-                self.evictions.pop(f"{ns}/{name}", None)  # mirrors cancelling on pod deletion
-                # a gone pod's readiness timer must not stand in for its successor's
                 key_text = f"{ns}/{name}"
+                self.evictions.pop(key_text, None)  # mirrors cancelling on pod deletion
+                # a gone pod's readiness timer must not stand in for its successor's
                 for due in list(self.timer_dues.get(("kubelet", key_text), ())):
                     self._drop_timer((due, "kubelet", key_text))
 
@@ -446,10 +484,13 @@ class Cluster:
         meta = obj.metadata
         self.by_uid[meta.uid] = key
         for ref in meta.owner_references:
-            self.dependents.setdefault(ref.uid, set()).add(key)
-            self.dependents_of_kind.setdefault((ref.uid, key[0]), set()).add(key)
-        if not any(ref.controller for ref in meta.owner_references):
-            self.orphans.setdefault(key[0], set()).add((key[1], key[2]))
+            _add(self.dependents, ref.uid, key)
+            _add(self.dependents_of_kind, (ref.uid, key[0]), key)
+        for ref in meta.owner_references:
+            if ref.controller:
+                break
+        else:
+            _add(self.orphans, key[0], (key[1], key[2]))
         if isinstance(obj, Pod):
             node = obj.spec.node_name
             if node:
@@ -457,7 +498,8 @@ class Cluster:
             elif meta.deletion_timestamp is None:
                 self.unbound_pods.add((key[1], key[2]))
         elif isinstance(obj, Node):
-            self.node_load.add((self.node_pod_count(meta.name), meta.name))
+            if self._node_load is not None:
+                self._node_load.add((self.node_pod_count(meta.name), meta.name))
             if any(c.type == "Ready" and c.status != "True" for c in obj.status.conditions):
                 self.not_ready_nodes.add(meta.name)
 
@@ -486,18 +528,22 @@ class Cluster:
             else:
                 self.unbound_pods.discard((key[1], key[2]))
         elif isinstance(obj, Node):
-            self.node_load.discard((self.node_pod_count(meta.name), meta.name))
+            if self._node_load is not None:
+                self._node_load.discard((self.node_pod_count(meta.name), meta.name))
             self.not_ready_nodes.discard(meta.name)
 
     def _set_load(self, node: str, delta: int, pod: tuple[str, str]) -> None:
-        pods = self.pods_by_node.setdefault(node, set())
+        pods = self.pods_by_node.get(node)
+        if pods is None:
+            pods = self.pods_by_node[node] = set()
         before = len(pods)
         if delta > 0:
             pods.add(pod)
         else:
             pods.discard(pod)
-        if (before, node) in self.node_load:
-            self.node_load.discard((before, node))
-            self.node_load.add((len(pods), node))
+        load = self._node_load
+        if load is not None and (before, node) in load:
+            load.discard((before, node))
+            load.add((len(pods), node))
         if not pods:
             del self.pods_by_node[node]

@@ -55,8 +55,11 @@ class GarbageCollector:
             meta = event.object.metadata
             if meta.deletion_timestamp is not None and meta.finalizers:
                 keys.append(key_of((kind_of(event.object), meta.namespace, meta.name)))
-            if any(ref.uid not in cluster.by_uid for ref in meta.owner_references):
-                keys.append(key_of((kind_of(event.object), meta.namespace, meta.name)))
+            by_uid = cluster.by_uid
+            for ref in meta.owner_references:  # a loop, not any(): this runs for every object event
+                if ref.uid not in by_uid:
+                    keys.append(key_of((kind_of(event.object), meta.namespace, meta.name)))
+                    break
             if isinstance(event, ev.ObjectCreated):
                 # a new dependent of an owner being deleted in the foreground: it goes first too
                 for ref in meta.owner_references:

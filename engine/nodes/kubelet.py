@@ -78,6 +78,10 @@ class Kubelet:
     watches = frozenset({"Pod", "Node", "KubeletConfigured", "NodeHeartbeatsResumed"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod):
+            # first: nearly every event routed here is a pod's
+            pod = event.object
+            return (pod_key(pod),) if pod.spec.node_name else ()
         if isinstance(event, ev.KubeletConfigured) and event.policy.mode == "recorded":
             # stopAfter applies in both modes: terminating pods are looked at under the new one
             return [
@@ -106,10 +110,6 @@ class Kubelet:
             # a node made again under a name pods are still bound to (PodGC's quarantine): its
             # kubelet posts again, and starts what a silent predecessor never did
             return [pod_key(p) for p in cluster.pods_on(event.object.metadata.name) if p.status.phase in ("", "Pending")]
-        if isinstance(event, ev.ObjectEvent):
-            obj = event.object
-            if isinstance(obj, Pod) and obj.spec.node_name:
-                return (pod_key(obj),)
         return ()
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.api.defaults.images import image_tag
+from engine.api.memo import ByEncoding
 from engine.api.objects import (
     Container,
     ContainerPort,
@@ -25,9 +26,19 @@ from engine.api.objects import (
 _KUBELET_DEFAULT_MAX_PODS = "110"
 
 
+# pod specs defaulted, by the encoding of the spec before: a controller's pods repeat their
+# template's spec, and the defaults are a pure function of it (engine.api.memo)
+_DEFAULTED_PODS: ByEncoding[PodSpec] = ByEncoding()
+
+
 def default_pod(pod: Pod) -> Pod:
     # a Pod gets every pod-spec default a template gets, then SetDefaults_Pod's own
-    return replace(pod, spec=_default_pod_only(_default_pod_spec(pod.spec)))
+    key = _DEFAULTED_PODS.key(pod.spec)
+    spec = _DEFAULTED_PODS.get(key)
+    if spec is None:
+        spec = _default_pod_only(_default_pod_spec(pod.spec))
+        _DEFAULTED_PODS.put(key, spec)
+    return replace(pod, spec=spec)
 
 
 def default_pvc(pvc: PersistentVolumeClaim) -> PersistentVolumeClaim:

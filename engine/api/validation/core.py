@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.api.memo import ByEncoding
 from engine.api.objects import (
     Affinity,
     ContainerPort,
@@ -374,10 +375,22 @@ def validate_pod_template(template: PodTemplateSpec, path: str) -> Errors:
     return errs
 
 
+# pod specs found valid (ValidatePodSpec returned nothing), by their encoding: every pod a
+# controller creates repeats its template's spec, and the check is a pure function of it
+# (engine.api.memo); a spec with errors is checked again each time
+_VALID_POD_SPECS: ByEncoding[bool] = ByEncoding()
+
+
 def validate_pod(pod: Pod, old: Pod | None) -> Errors:
     # mirrors validatePodMetadataAndSpec
     errs = validate_meta(pod.metadata, old and old.metadata, dns1123_subdomain)
-    return errs + _validate_pod_spec(pod.spec, "spec", is_pod=True)
+    key = _VALID_POD_SPECS.key(pod.spec)
+    if _VALID_POD_SPECS.get(key):
+        return errs
+    spec_errs = _validate_pod_spec(pod.spec, "spec", is_pod=True)
+    if not spec_errs:
+        _VALID_POD_SPECS.put(key, True)
+    return errs + spec_errs
 
 
 # --- nodes and services -----------------------------------------------------------------------
