@@ -142,6 +142,21 @@ def test_any_history_reads_back_equal_whole_at_every_position_and_in_every_part(
         assert one.fsck().ok
 
 
+@pytest.mark.parametrize("interval", [2, 3, 64])
+def test_writers_that_remember_nothing_store_the_same_rows_as_one_writer(interval, monkeypatch):
+    monkeypatch.setattr(deltas, "INTERVAL", interval)
+    events = build(
+        [("a", "create", {}, {}, [], False)]
+        + [(name, "update" if i % 5 else "warn", {"app": str(i)}, {}, [], False) for i in range(12) for name in ("a", "b")]
+    )
+    with EventStore("memory:") as one, EventStore("memory:") as parts:
+        one.append(events)
+        for e in events:
+            parts.append([e])  # a new writer each time: it reads each stream's keyframe back
+        assert stored_rows(parts) == stored_rows(one)
+        assert sum(deltas.is_delta(s) for _, s in stored_rows(one)) >= len(events) // 3
+
+
 def test_a_change_from_1_to_1_0_is_stored_exactly():
     """JSON keeps 1 and 1.0 apart, and so does the chain: a delta must too."""
     events = build([("a", "create", {}, {"f": 1}, [], False), ("a", "update", {}, {"f": 1.0}, [], False), ("a", "update", {}, {"f": True}, [], False)])
