@@ -166,6 +166,9 @@ class Backend:
     def max_position(self) -> int:
         return int(self._fetchall("SELECT COALESCE(MAX(position), 0) FROM {s}kreplay_log")[0][0])
 
+    def stored_bytes(self) -> int:
+        return int(self._fetchall("SELECT COALESCE(SUM(length(state)), 0) FROM {s}stored_events")[0][0])
+
     def event_count(self) -> int:
         return int(self._fetchall("SELECT COUNT(*) FROM {s}stored_events")[0][0])
 

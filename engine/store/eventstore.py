@@ -446,6 +446,10 @@ class EventStore:
     def snapshot_positions(self) -> list[int]:
         return [p for p in self._backend.snapshot_positions(CLUSTER) if p <= self.head]
 
+    def stored_bytes(self) -> int:
+        """The size of every event as stored (deltas and sealing included): the bench's figure."""
+        return self._backend.stored_bytes()
+
     # --- writing ----------------------------------------------------------------------------------
 
     def writer(self, wait: bool = False) -> Writer:
