@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # bump when the store's tables change: a store built by older code is then rebuilt
-LAYOUT = 2
+LAYOUT = 3  # 3: object events stored as changes to a keyframe
 CHANGES = 13
 REPLICAS = {"full": 10_000, "small": 1_000}
 ROOT = Path("/tmp/kreplay-bench-reads")

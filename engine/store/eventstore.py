@@ -60,6 +60,7 @@ MAX_SNAPSHOTS = 128
 # delta after one inflates without a query
 KEYFRAMES_KEPT = 20_000
 _OBJECT_KEY = b',"object":{'
+_DELETED = b'{"type":"ObjectDeleted",'
 
 _TOPICS = {cls: f"{cls.__module__}:{cls.__qualname__}" for cls in ev.AnyEvent.__args__}  # type: ignore[attr-defined]
 
@@ -496,7 +497,9 @@ class _Keyframes:
     last rows, so what is stored depends on the log alone, never on what a writer remembered
     (an interrupted run resumed, another writer, a forgotten stream all store the same bytes)."""
 
-    LIMIT = 50_000  # streams remembered; past it a writer forgets them all at its next chunk
+    # streams remembered (about 3 KB each: the keyframe's bytes and its levels); past it a writer
+    # forgets them all at its next chunk. A deleted object's keyframe is dropped at once.
+    LIMIT = 20_000
 
     def __init__(self, store: EventStore, complete: bool) -> None:
         self.store = store
@@ -515,6 +518,11 @@ class _Keyframes:
     def stored(self, stream: uuid.UUID, event: ev.Event, data: bytes, upto: int) -> bytes:
         """How to store `event` (canonical bytes `data`): whole, or as changes to its stream's
         keyframe; `upto` is the last position already in the database."""
+        if isinstance(event, ev.ObjectDeleted):
+            # no keyframe across a deletion (the object's next event is its re-creation, whole):
+            # known as none, so a later event of this chunk does not look for one in the database
+            self.known[stream] = [0, 0, None]
+            return data
         entry = self.known.get(stream)
         if entry is None:
             entry = self.known[stream] = [0, 0, None] if self.complete else self._load(stream, upto)
@@ -538,6 +546,8 @@ class _Keyframes:
         store = self.store
         for since, (position, stored) in enumerate(store._backend.stream_tail(stream, upto, deltas.INTERVAL)):
             plain = store._open(position, stored)
+            if plain.startswith(_DELETED):
+                break
             if not plain.startswith(deltas.DELTA_PREFIX):
                 split = deltas.split(plain)
                 if split is not None:
