@@ -233,6 +233,8 @@ def test_an_edited_delta_is_refused_by_every_read_and_named_by_fsck(store, edit,
         list(store.read())
     with pytest.raises(StoreDamaged, match=f"position {position}"):
         store.event_at(position)
+    with pytest.raises(StoreDamaged, match=f"position {position}: .*{message}"):
+        list(store.read(after=position - 1))  # its keyframe read ahead, in one query
     with pytest.raises(StoreDamaged, match=f"position {position}"):
         store.stream("Node", "", "a")
     assert [e.position for e in store.read(upto=position - 1)] == list(range(1, position))

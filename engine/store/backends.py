@@ -148,6 +148,23 @@ class Backend:
         found = self._fetchall(_AT, (position,))
         return None if not found or found[0][3] is None else bytes(found[0][3])
 
+    def states_at(self, positions: Sequence[int]) -> list[tuple[int, bytes]]:
+        """(position, state) of each of `positions` that has an event (keyframes, in one query a
+        few hundred at a time)."""
+        out: list[tuple[int, bytes]] = []
+        for i in range(0, len(positions), 500):
+            chunk = list(positions[i : i + 500])
+            out.extend(
+                (int(p), bytes(s))
+                for p, s in self._fetchall(
+                    "SELECT l.position, e.state FROM {s}kreplay_log l JOIN {s}stored_events e "
+                    "ON e.originator_id = l.stream AND e.originator_version = l.position "
+                    f"WHERE l.position IN ({', '.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        return out
+
     def stream_tail(self, stream: uuid.UUID, upto: int, limit: int) -> list[tuple[int, bytes]]:
         """(position, state) of the last `limit` events of one stream up to `upto`, newest first."""
         return [

@@ -18,6 +18,7 @@ a stream against its link, each snapshot against its digest and the log's link a
 from __future__ import annotations
 
 import os
+import re
 import uuid
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -61,6 +62,7 @@ MAX_SNAPSHOTS = 128
 KEYFRAMES_KEPT = 20_000
 _OBJECT_KEY = b',"object":{'
 _DELETED = b'{"type":"ObjectDeleted",'
+_BASE = re.compile(rb'\{"base":(\d+),')
 
 _TOPICS = {cls: f"{cls.__module__}:{cls.__qualname__}" for cls in ev.AnyEvent.__args__}  # type: ignore[attr-defined]
 
@@ -250,6 +252,37 @@ class EventStore:
         except (msgspec.DecodeError, msgspec.ValidationError):
             raise StoreDamaged(position, "its keyframe does not decode (edited?)") from None
 
+    def _prefetch(self, rows: list[tuple[int, bytes, bytes | None]], keyframes: dict[int, Any]) -> list[bytes | None]:
+        """Open a page of rows, and read in one query the keyframes its deltas name from before
+        it that `keyframes` lacks (a read starting part-way: each object's first delta). Rows
+        that do not open are None here: the read raises for them in order."""
+        plains: list[bytes | None] = []
+        wanted: set[int] = set()
+        first = rows[0][0]
+        for position, _, stored in rows:
+            plain = None
+            if stored is not None:
+                try:
+                    plain = self._open(position, stored)
+                except StoreDamaged:
+                    pass
+                else:
+                    found = _BASE.match(plain)
+                    if found is not None:
+                        base = int(found.group(1))
+                        if base < first and base not in keyframes:
+                            wanted.add(base)
+            plains.append(plain)
+        if wanted:
+            for base, stored in self._backend.states_at(sorted(wanted)):
+                try:
+                    plain = self._open(base, stored)
+                except StoreDamaged:
+                    continue  # the delta's own read will say so
+                if not plain.startswith(deltas.DELTA_PREFIX):
+                    keyframes[base] = plain
+        return plains
+
     def _keyframe(self, position: int, base: int) -> bytes:
         """The stored (opened) keyframe a delta at `position` names, read by its position."""
         if not 0 < base < position:
@@ -283,12 +316,13 @@ class EventStore:
             rows = self._backend.rows(expected, upto, PAGE)
             if not rows:
                 raise StoreDamaged(expected + 1, "the position is missing from the log")
-            for position, link, stored in rows:
+            plains = self._prefetch(rows, keyframes)
+            for (position, link, stored), plain in zip(rows, plains, strict=True):
                 if position != expected + 1:
                     raise StoreDamaged(expected + 1, "the position is missing from the log")
                 if stored is None:
                     raise StoreDamaged(position, "its event is missing (deleted or renumbered)")
-                data = self._inflate(position, self._open(position, stored), keyframes)
+                data = self._inflate(position, plain if plain is not None else self._open(position, stored), keyframes)
                 previous = chain.link(previous, position, data)
                 if previous != link:
                     raise StoreDamaged(position, "the event does not match the hash chain (edited?)")
