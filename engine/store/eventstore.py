@@ -2,8 +2,9 @@
 
 Each event is one row of eventsourcing's `stored_events` in the stream of the object it is about
 (uuid5 of its key; the cluster's own events go to one cluster stream), with its log position as
-originator_version, msgspec JSON as its state (encrypted with the library's AES-GCM cipher when
-the store is) and `module:qualname` as its topic; `kreplay_log` chains the positions.
+originator_version, msgspec JSON as its state (an object event most often as its changes to the
+stream's keyframe: `deltas`; encrypted with the library's AES-GCM cipher when the store is) and
+`module:qualname` as its topic; `kreplay_log` chains the positions over the whole bytes.
 
 The committed log ends at the *head*. A writer holds the store's write lock for its whole run
 and appends in chunks past the head (*staged*), recording how far the run got; its last
@@ -153,7 +154,8 @@ class EventStore:
         meta = self._backend.meta()
         if meta.get("format") not in READABLE_FORMATS:
             found = meta.get("format", b"none").decode(errors="replace")
-            raise NotAStore(f"error: {self.display_url} holds store format {found!r}; this kreplay reads {FORMAT.decode()!r}")
+            readable = " and ".join(repr(f.decode()) for f in READABLE_FORMATS)
+            raise NotAStore(f"error: {self.display_url} holds store format {found!r}; this kreplay reads {readable}")
         try:
             self.head = int(meta.get("head", b"0"))
         except ValueError:
