@@ -91,6 +91,7 @@ class SizeResult:
     figures: dict[str, Figure] = field(default_factory=dict)
     same_log: bool = False  # the SQLite and memory replays wrote byte-identical logs
     log_bytes: int = 0
+    stored_bytes: int = 0  # of the SQLite store's events as stored (deltas: engine.store.deltas)
     virtual_seconds: float = 0.0  # virtual time the timed operations span, to rest
     controller_writes: int = 0  # API writes by kube-controller-manager's controllers in the log
 
@@ -323,6 +324,7 @@ def measure(scenario: Scenario, size: Size, repeat: int = 1, with_postgres: bool
             figures[READ_SQLITE] = t.figure(len(raw), READ_RUNS)
             count, t = timed(lambda: _read_decode(sqlite), READ_RUNS)
             figures[READ_DECODE_SQLITE] = t.figure(count, READ_RUNS)
+            result.stored_bytes = sqlite.stored_bytes()
         count, t = timed(functools.partial(_append_batches, f"sqlite:{next(files)}", raw))
         figures[APPEND_SQLITE] = t.figure(count)
         pg = postgres_url() if with_postgres else None

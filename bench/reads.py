@@ -28,7 +28,7 @@ from pathlib import Path
 from bench.store_scale import replay_in_child
 
 # bump when the store's tables change: a store built by older code is then rebuilt
-LAYOUT = 2
+LAYOUT = 3  # 3: object events stored as changes to a keyframe
 CHANGES = 13
 REPLICAS = {"full": 10_000, "small": 1_000}
 ROOT = Path("/tmp/kreplay-bench-reads")

@@ -99,7 +99,9 @@ def size_table(result: SizeResult) -> list[str]:
         )
     lines.append(
         f"  log: {floor.events:,} events, {result.log_bytes / 1e6:,.1f} MB, "
-        f"{result.log_bytes / max(1, floor.events):,.0f} B/event; "
+        f"{result.log_bytes / max(1, floor.events):,.0f} B/event, stored as "
+        f"{result.stored_bytes / max(1, floor.events):,.0f} B/event ({result.stored_bytes / max(1, result.log_bytes):.0%}: "
+        "object events as changes to a keyframe); "
         f"sqlite and memory logs byte-identical: {'yes' if result.same_log else 'NO'}"
     )
     f = result.figures
@@ -267,6 +269,7 @@ def to_json(results: Sequence[ScenarioResult], scale: str, run: RunInfo) -> byte
                     "operations": res.operations,
                     "build_seconds": res.build_seconds,
                     "log_bytes": res.log_bytes,
+                    "stored_bytes": res.stored_bytes,
                     "virtual_seconds": res.virtual_seconds,
                     "same_log": res.same_log,
                     "controller_writes": res.controller_writes,

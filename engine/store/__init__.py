@@ -4,6 +4,7 @@ every read; cluster snapshots at intervals; one writer at a time, appending in c
 - `urls`: store URLs, validated (no URL text ever reaches SQL or a connection string);
 - `backends`: the SQL of SQLite (file or in memory) and PostgreSQL;
 - `chain`: the hash chain and the export format;
+- `deltas`: object events stored as their changes to a keyframe (the chain stays over whole bytes);
 - `eventstore`: `EventStore` (reads, `cluster_at`, fsck, export) and its `Writer`;
 - `errors`: what can go wrong, as one-line messages.
 """

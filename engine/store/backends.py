@@ -32,7 +32,10 @@ from urllib.parse import quote
 from engine.store.errors import NotAStore, StoreBusy, StoreConflict, StoreError, StoreNotFound
 from engine.store.urls import StoreURL
 
-FORMAT = b"kreplay-store/1"
+# /2: object events may be stored as changes to a keyframe (`deltas`); /1 stores (every row
+# whole) read as before, and their next writer marks them /2
+FORMAT = b"kreplay-store/2"
+READABLE_FORMATS = (b"kreplay-store/1", FORMAT)
 
 # (position, link, state or None when the event row is missing)
 Row = tuple[int, bytes, bytes | None]
@@ -140,12 +143,48 @@ class Backend:
         _, h, p, s = found[0]
         return bytes(h), None if p is None else bytes(p), None if s is None else bytes(s)
 
+    def state_at(self, position: int) -> bytes | None:
+        """The stored state of one position (a delta's keyframe), None if it has none."""
+        found = self._fetchall(_AT, (position,))
+        return None if not found or found[0][3] is None else bytes(found[0][3])
+
+    def states_at(self, positions: Sequence[int]) -> list[tuple[int, bytes]]:
+        """(position, state) of each of `positions` that has an event (keyframes, in one query a
+        few hundred at a time)."""
+        out: list[tuple[int, bytes]] = []
+        for i in range(0, len(positions), 500):
+            chunk = list(positions[i : i + 500])
+            out.extend(
+                (int(p), bytes(s))
+                for p, s in self._fetchall(
+                    "SELECT l.position, e.state FROM {s}kreplay_log l JOIN {s}stored_events e "
+                    "ON e.originator_id = l.stream AND e.originator_version = l.position "
+                    f"WHERE l.position IN ({', '.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        return out
+
+    def stream_tail(self, stream: uuid.UUID, upto: int, limit: int) -> list[tuple[int, bytes]]:
+        """(position, state) of the last `limit` events of one stream up to `upto`, newest first."""
+        return [
+            (int(v), bytes(s))
+            for v, s in self._fetchall(
+                "SELECT originator_version, state FROM {s}stored_events WHERE originator_id = ? AND originator_version <= ? "
+                "ORDER BY originator_version DESC LIMIT ?",
+                (self._key(stream), upto, limit),
+            )
+        ]
+
     def link_at(self, position: int) -> bytes | None:
         found = self._fetchall("SELECT hash FROM {s}kreplay_log WHERE position = ?", (position,))
         return bytes(found[0][0]) if found else None
 
     def max_position(self) -> int:
         return int(self._fetchall("SELECT COALESCE(MAX(position), 0) FROM {s}kreplay_log")[0][0])
+
+    def stored_bytes(self) -> int:
+        return int(self._fetchall("SELECT COALESCE(SUM(length(state)), 0) FROM {s}stored_events")[0][0])
 
     def event_count(self) -> int:
         return int(self._fetchall("SELECT COUNT(*) FROM {s}stored_events")[0][0])

@@ -2,8 +2,9 @@
 
 Each event is one row of eventsourcing's `stored_events` in the stream of the object it is about
 (uuid5 of its key; the cluster's own events go to one cluster stream), with its log position as
-originator_version, msgspec JSON as its state (encrypted with the library's AES-GCM cipher when
-the store is) and `module:qualname` as its topic; `kreplay_log` chains the positions.
+originator_version, msgspec JSON as its state (an object event most often as its changes to the
+stream's keyframe: `deltas`; encrypted with the library's AES-GCM cipher when the store is) and
+`module:qualname` as its topic; `kreplay_log` chains the positions over the whole bytes.
 
 The committed log ends at the *head*. A writer holds the store's write lock for its whole run
 and appends in chunks past the head (*staged*), recording how far the run got; its last
@@ -18,20 +19,22 @@ a stream against its link, each snapshot against its digest and the log's link a
 from __future__ import annotations
 
 import os
+import re
 import uuid
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from hashlib import sha256
+from typing import Any
 
 import msgspec
 
 from engine import events as ev
 from engine.api.names import CLUSTER_STREAM, stream_id
 from engine.api.state import Cluster
-from engine.store import chain, index
-from engine.store.backends import FORMAT, Backend, NewRow, open_backend
+from engine.store import chain, deltas, index
+from engine.store.backends import FORMAT, READABLE_FORMATS, Backend, NewRow, open_backend
 from engine.store.errors import (
     CipherError,
     NotAStore,
@@ -54,6 +57,13 @@ _CIPHER_CHECK = b"kreplay cipher check"
 # (measured on a 10,000-pod Deployment rolled 13 times: 38 snapshots, 33 MB, 1.6% of the store).
 SNAPSHOT_MIN_EVENTS = 10_000
 MAX_SNAPSHOTS = 128
+
+# a read keeps the keyframes it passed (`deltas`), up to this many (about 1.5 KB each), so a
+# delta after one inflates without a query
+KEYFRAMES_KEPT = 20_000
+_OBJECT_KEY = b',"object":{'
+_DELETED = b'{"type":"ObjectDeleted",'
+_BASE = re.compile(rb'\{"base":(\d+),')
 
 _TOPICS = {cls: f"{cls.__module__}:{cls.__qualname__}" for cls in ev.AnyEvent.__args__}  # type: ignore[attr-defined]
 
@@ -142,9 +152,10 @@ class EventStore:
     def refresh(self) -> None:
         """Re-read the head and any interrupted run (a writer does, once it holds the lock)."""
         meta = self._backend.meta()
-        if meta.get("format") != FORMAT:
+        if meta.get("format") not in READABLE_FORMATS:
             found = meta.get("format", b"none").decode(errors="replace")
-            raise NotAStore(f"error: {self.display_url} holds store format {found!r}; this kreplay reads {FORMAT.decode()!r}")
+            readable = " and ".join(repr(f.decode()) for f in READABLE_FORMATS)
+            raise NotAStore(f"error: {self.display_url} holds store format {found!r}; this kreplay reads {readable}")
         try:
             self.head = int(meta.get("head", b"0"))
         except ValueError:
@@ -214,6 +225,78 @@ class EventStore:
     def _seal(self, data: bytes) -> bytes:
         return data if self._cipher is None else self._cipher.encrypt(data)
 
+    def _inflate(self, position: int, plain: bytes, keyframes: dict[int, Any] | None) -> bytes:
+        """The canonical bytes of a row as stored (opened): itself, or, stored as changes to a
+        keyframe (`deltas`), those changes applied to the keyframe's object. `keyframes` holds
+        the keyframes a read has passed (position -> canonical bytes, or a `deltas.Keyframe`
+        once a delta used it); it learns this row if it is one. Raises StoreDamaged when the
+        changes cannot apply."""
+        if not plain.startswith(deltas.DELTA_PREFIX):
+            if keyframes is not None and _OBJECT_KEY in plain:
+                if len(keyframes) >= KEYFRAMES_KEPT:
+                    del keyframes[next(iter(keyframes))]  # the oldest: likely superseded
+                keyframes[position] = plain
+            return plain
+        try:
+            found = deltas.parse(plain)
+            base = found.base
+            frame = keyframes.get(base) if keyframes is not None else None
+            if type(frame) is not deltas.Keyframe:
+                split = deltas.split(frame if frame is not None else self._keyframe(position, base))
+                if split is None:
+                    raise StoreDamaged(position, f"its keyframe (position {base}) holds no object")
+                frame = deltas.Keyframe(split[1])
+                if keyframes is not None and base in keyframes:
+                    keyframes[base] = frame
+            return deltas.inflate(found, frame)
+        except deltas.NotADelta as exc:
+            raise StoreDamaged(position, f"{exc} (edited?)") from None
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise StoreDamaged(position, "its keyframe does not decode (edited?)") from None
+
+    def _prefetch(self, rows: list[tuple[int, bytes, bytes | None]], keyframes: dict[int, Any]) -> list[bytes | None]:
+        """Open a page of rows, and read in one query the keyframes its deltas name from before
+        it that `keyframes` lacks (a read starting part-way: each object's first delta). Rows
+        that do not open are None here: the read raises for them in order."""
+        plains: list[bytes | None] = []
+        wanted: set[int] = set()
+        first = rows[0][0]
+        for position, _, stored in rows:
+            plain = None
+            if stored is not None:
+                try:
+                    plain = self._open(position, stored)
+                except StoreDamaged:
+                    pass
+                else:
+                    found = _BASE.match(plain)
+                    if found is not None:
+                        base = int(found.group(1))
+                        if base < first and base not in keyframes:
+                            wanted.add(base)
+            plains.append(plain)
+        if wanted:
+            for base, stored in self._backend.states_at(sorted(wanted)):
+                try:
+                    plain = self._open(base, stored)
+                except StoreDamaged:
+                    continue  # the delta's own read will say so
+                if not plain.startswith(deltas.DELTA_PREFIX):
+                    keyframes[base] = plain
+        return plains
+
+    def _keyframe(self, position: int, base: int) -> bytes:
+        """The stored (opened) keyframe a delta at `position` names, read by its position."""
+        if not 0 < base < position:
+            raise StoreDamaged(position, f"its stored changes name position {base} as their keyframe (edited?)")
+        stored = self._backend.state_at(base)
+        if stored is None:
+            raise StoreDamaged(position, f"its keyframe (position {base}) is missing")
+        plain = self._open(base, stored)
+        if plain.startswith(deltas.DELTA_PREFIX):
+            raise StoreDamaged(position, f"its keyframe (position {base}) is itself stored as changes (edited?)")
+        return plain
+
     # --- the log --------------------------------------------------------------------------------
 
     def last_position(self) -> int:
@@ -230,16 +313,18 @@ class EventStore:
     def _verified(self, after: int, upto: int, previous: bytes) -> Iterator[tuple[int, bytes]]:
         """(position, canonical bytes) for after < position <= upto, each checked against the chain."""
         expected = after
+        keyframes: dict[int, Any] = {}
         while expected < upto:
             rows = self._backend.rows(expected, upto, PAGE)
             if not rows:
                 raise StoreDamaged(expected + 1, "the position is missing from the log")
-            for position, link, stored in rows:
+            plains = self._prefetch(rows, keyframes)
+            for (position, link, stored), plain in zip(rows, plains, strict=True):
                 if position != expected + 1:
                     raise StoreDamaged(expected + 1, "the position is missing from the log")
                 if stored is None:
                     raise StoreDamaged(position, "its event is missing (deleted or renumbered)")
-                data = self._open(position, stored)
+                data = self._inflate(position, plain if plain is not None else self._open(position, stored), keyframes)
                 previous = chain.link(previous, position, data)
                 if previous != link:
                     raise StoreDamaged(position, "the event does not match the hash chain (edited?)")
@@ -276,16 +361,18 @@ class EventStore:
         link, previous, stored = found
         if stored is None:
             raise StoreDamaged(position, "its event is missing (deleted or renumbered)")
-        return self._check(position, stored, link, previous)
+        return self._check(position, stored, link, previous, None)
 
-    def _check(self, position: int, stored: bytes, link: bytes | None, previous: bytes | None) -> ev.AnyEvent:
+    def _check(
+        self, position: int, stored: bytes, link: bytes | None, previous: bytes | None, keyframes: dict[int, Any] | None
+    ) -> ev.AnyEvent:
         if link is None:
             raise StoreDamaged(position, "the event has no row in the log")
         if previous is None:
             if position != 1:
                 raise StoreDamaged(position - 1, "the position is missing from the log")
             previous = chain.GENESIS
-        data = self._open(position, stored)
+        data = self._inflate(position, self._open(position, stored), keyframes)
         if chain.link(previous, position, data) != link:
             raise StoreDamaged(position, "the event does not match the hash chain (edited?)")
         event = ev.decode(data)
@@ -299,7 +386,8 @@ class EventStore:
         return self._stream_events(stream_id(kind, namespace, name), end)
 
     def _stream_events(self, stream: uuid.UUID, end: int) -> list[ev.AnyEvent]:
-        return [self._check(p, s, h, prev) for p, s, h, prev in self._backend.stream_rows(stream, end)]
+        keyframes: dict[int, Any] = {}  # a stream's own keyframes come before its deltas
+        return [self._check(p, s, h, prev, keyframes) for p, s, h, prev in self._backend.stream_rows(stream, end)]
 
     def indexed_to(self, upto: int | None = None) -> bool:
         """Whether the index covers the log up to `upto` (default: the head)."""
@@ -395,6 +483,10 @@ class EventStore:
     def snapshot_positions(self) -> list[int]:
         return [p for p in self._backend.snapshot_positions(CLUSTER) if p <= self.head]
 
+    def stored_bytes(self) -> int:
+        """The size of every event as stored (deltas and sealing included): the bench's figure."""
+        return self._backend.stored_bytes()
+
     # --- writing ----------------------------------------------------------------------------------
 
     def writer(self, wait: bool = False) -> Writer:
@@ -435,6 +527,70 @@ def interrupted_message(store: EventStore, run: RunRecord) -> str:
     )
 
 
+class _Keyframes:
+    """What a writer knows of each stream's keyframe (`deltas`): [its position (0: none), the
+    stream's rows since, its `deltas.Keyframe`]. What it does not know it reads from the stream's
+    last rows, so what is stored depends on the log alone, never on what a writer remembered
+    (an interrupted run resumed, another writer, a forgotten stream all store the same bytes)."""
+
+    # streams remembered (about 3 KB each: the keyframe's bytes and its levels); past it a writer
+    # forgets them all at its next chunk. A deleted object's keyframe is dropped at once.
+    LIMIT = 20_000
+
+    def __init__(self, store: EventStore, complete: bool) -> None:
+        self.store = store
+        self.known: dict[uuid.UUID, list] = {}  # type: ignore[type-arg]
+        self.complete = complete  # every stream with a row is in `known` (an empty store's writer)
+
+    def reset(self) -> None:
+        self.known.clear()
+        self.complete = False
+
+    def chunk(self) -> None:
+        """Between chunks (never inside one: its earlier rows are not in the database yet)."""
+        if len(self.known) > self.LIMIT:
+            self.reset()
+
+    def stored(self, stream: uuid.UUID, event: ev.Event, data: bytes, upto: int) -> bytes:
+        """How to store `event` (canonical bytes `data`): whole, or as changes to its stream's
+        keyframe; `upto` is the last position already in the database."""
+        if isinstance(event, ev.ObjectDeleted):
+            # no keyframe across a deletion (the object's next event is its re-creation, whole):
+            # known as none, so a later event of this chunk does not look for one in the database
+            self.known[stream] = [0, 0, None]
+            return data
+        entry = self.known.get(stream)
+        if entry is None:
+            entry = self.known[stream] = [0, 0, None] if self.complete else self._load(stream, upto)
+        if isinstance(event, ev.ObjectEvent):
+            split = deltas.split(data)
+            if split is not None:
+                obj, top = split
+                if entry[0] and entry[1] + 1 < deltas.INTERVAL and not isinstance(event, ev.ObjectCreated):
+                    found = deltas.delta(data, obj, top, entry[0], entry[2])
+                    if found is not None:
+                        entry[1] += 1
+                        return found
+                entry[0], entry[1], entry[2] = event.position, 0, deltas.Keyframe(top)
+                return data
+        if entry[0]:
+            entry[1] += 1
+        return data
+
+    def _load(self, stream: uuid.UUID, upto: int) -> list:  # type: ignore[type-arg]
+        """The keyframe among the stream's last INTERVAL rows, as the writer would know it."""
+        store = self.store
+        for since, (position, stored) in enumerate(store._backend.stream_tail(stream, upto, deltas.INTERVAL)):
+            plain = store._open(position, stored)
+            if plain.startswith(_DELETED):
+                break
+            if not plain.startswith(deltas.DELTA_PREFIX):
+                split = deltas.split(plain)
+                if split is not None:
+                    return [position, since, deltas.Keyframe(split[1])]
+        return [0, 0, None]
+
+
 class Writer:
     """The store's single writer: holds the write lock until closed."""
 
@@ -459,6 +615,7 @@ class Writer:
             # kept by the store across its writers: what it wrote stays written (other writers
             # only add rows; a discard or a rebuild resets it)
             self._indexer = store._indexer
+            self._keyframes = _Keyframes(store, complete=self.staged_to == 0)
         except BaseException:
             self._backend.unlock()
             raise
@@ -473,27 +630,37 @@ class Writer:
         self._backend.unlock()
 
     def _rows(self, events: Sequence[ev.Event]) -> list[NewRow]:
+        """The rows of `events`: chained over their canonical bytes, stored whole or as changes
+        to their stream's keyframe (`deltas`), sealed."""
         rows: list[NewRow] = []
         previous = self.tip
         expected = self.staged_to + 1
         seal = self.store._seal
+        keyframes = self._keyframes
+        keyframes.chunk()
+        stored = keyframes.stored
+        upto = self.staged_to
         for e in events:
             if e.position != expected:
                 raise StoreConflict(expected, f"the run produced position {e.position} next")
             data = ev.encode(e)
             previous = chain.link(previous, e.position, data)
-            rows.append((_stream(e), e.position, _TOPICS[type(e)], seal(data), previous))
+            stream = _stream(e)
+            if stream != CLUSTER_STREAM:  # holds no object events
+                data = stored(stream, e, data, upto)
+            rows.append((stream, e.position, _TOPICS[type(e)], seal(data), previous))
             expected += 1
         return rows
 
     def _write(self, events: Sequence[ev.Event], cluster: Cluster | None, run: RunRecord | None, final: bool) -> None:
-        rows = self._rows(events)
-        last = rows[-1][1] if rows else self.staged_to
-        tip = rows[-1][4] if rows else self.tip
         try:
+            rows = self._rows(events)
+            last = rows[-1][1] if rows else self.staged_to
+            tip = rows[-1][4] if rows else self.tip
             self._transaction(events, rows, cluster, run, final, last, tip)
         except BaseException:
             self._indexer.reset()  # what it remembers writing was rolled back
+            self._keyframes.reset()
             raise
         self.staged_to, self.tip, self.indexed = last, tip, last
         if final:
@@ -521,6 +688,8 @@ class Writer:
                 raise StoreConflict(min(top, self.staged_to) + 1 if top != self.staged_to else self.base + 1)
             if rows:
                 backend.insert(rows)
+                if meta.get("format") != FORMAT:
+                    backend.put_meta("format", FORMAT)  # a /1 store: its rows may now be deltas
             self._index(events, last, [r[0] for r in rows])
             if cluster is not None and self._snapshot_due(cluster, last):
                 self._snapshot(cluster, last, tip)
@@ -575,6 +744,7 @@ class Writer:
     def discard(self) -> None:
         """Delete everything staged past the head: the log is as it was before the run."""
         self._indexer.reset()
+        self._keyframes.reset()
         with self._backend.transaction():
             self._backend.delete_after(self.base)
             self._backend.delete_meta("run")
@@ -641,6 +811,7 @@ def _fsck(store: EventStore, repair: bool) -> FsckReport:
         want_mentions.update(mentions)
         page.clear()
 
+    keyframes: dict[int, Any] = {}
     broken = False
     while expected < top and not broken:
         rows = backend.rows(expected, top, PAGE)
@@ -657,7 +828,7 @@ def _fsck(store: EventStore, repair: bool) -> FsckReport:
                 broken = True
                 break
             try:
-                data = store._open(position, stored)
+                data = store._inflate(position, store._open(position, stored), keyframes)
                 event = ev.decode(data)
             except StoreDamaged as exc:
                 problems.append((position, exc.what))
