@@ -32,6 +32,8 @@ T = TypeVar("T")
 REPLAY_SQLITE = "replay-sqlite"
 REPLAY_POSTGRES = "replay-postgres"
 APPEND_SQLITE = "append-1000-sqlite"
+APPEND_CHANGES = "append-1000-sqlite-changes"
+READ_CHANGES = "read-decode-sqlite-changes"
 READ_DECODE_SQLITE = "read-decode-sqlite"
 REPLAY_MEMORY = "replay-memory"
 REBUILD_SQLITE = "rebuild-sqlite"
@@ -43,6 +45,8 @@ LABELS = {
     REPLAY_SQLITE: "sqlite replay",
     REPLAY_POSTGRES: "postgres replay",
     APPEND_SQLITE: "sqlite append by 1,000",
+    APPEND_CHANGES: "  with --store-changes",
+    READ_CHANGES: "  its read+decode",
     READ_DECODE_SQLITE: "sqlite read+decode",
     REPLAY_MEMORY: "memory replay",
     REBUILD_SQLITE: "sqlite cold rebuild",
@@ -91,7 +95,7 @@ class SizeResult:
     figures: dict[str, Figure] = field(default_factory=dict)
     same_log: bool = False  # the SQLite and memory replays wrote byte-identical logs
     log_bytes: int = 0
-    stored_bytes: int = 0  # of the SQLite store's events as stored (deltas: engine.store.deltas)
+    stored_bytes: int = 0  # of the events as a --store-changes store keeps them (engine.store.deltas)
     virtual_seconds: float = 0.0  # virtual time the timed operations span, to rest
     controller_writes: int = 0  # API writes by kube-controller-manager's controllers in the log
 
@@ -194,10 +198,11 @@ def _rebuild(store: EventStore, runs: int) -> Figure:
     return t.figure(cluster.position, runs)
 
 
-def _append_batches(url: str, raw: list[bytes], batch: int = 1_000) -> int:
-    """The same events appended to a fresh store in batches: the replay's store-side ceiling."""
+def _append_batches(url: str, raw: list[bytes], batch: int = 1_000, changes: bool = False) -> int:
+    """The same events appended to a fresh store in batches: the replay's store-side ceiling
+    (`changes`: into a store made with --store-changes, to show what that choice costs)."""
     events = [DECODER.decode(data) for data in raw]
-    with EventStore(url) as store:
+    with EventStore(url, changes=changes) as store:
         for i in range(0, len(events), batch):
             store.append(events[i : i + batch])
     return len(events)
@@ -324,9 +329,15 @@ def measure(scenario: Scenario, size: Size, repeat: int = 1, with_postgres: bool
             figures[READ_SQLITE] = t.figure(len(raw), READ_RUNS)
             count, t = timed(lambda: _read_decode(sqlite), READ_RUNS)
             figures[READ_DECODE_SQLITE] = t.figure(count, READ_RUNS)
-            result.stored_bytes = sqlite.stored_bytes()
         count, t = timed(functools.partial(_append_batches, f"sqlite:{next(files)}", raw))
         figures[APPEND_SQLITE] = t.figure(count)
+        changes = next(files)
+        count, t = timed(functools.partial(_append_batches, f"sqlite:{changes}", raw, changes=True))
+        figures[APPEND_CHANGES] = t.figure(count)
+        with EventStore(f"sqlite:{changes}", readonly=True) as small:
+            result.stored_bytes = small.stored_bytes()
+            count, t = timed(lambda: _read_decode(small), READ_RUNS)
+            figures[READ_CHANGES] = t.figure(count, READ_RUNS)
         pg = postgres_url() if with_postgres else None
         if pg is not None:
             try:

@@ -99,9 +99,9 @@ def size_table(result: SizeResult) -> list[str]:
         )
     lines.append(
         f"  log: {floor.events:,} events, {result.log_bytes / 1e6:,.1f} MB, "
-        f"{result.log_bytes / max(1, floor.events):,.0f} B/event, stored as "
+        f"{result.log_bytes / max(1, floor.events):,.0f} B/event, with --store-changes "
         f"{result.stored_bytes / max(1, floor.events):,.0f} B/event ({result.stored_bytes / max(1, result.log_bytes):.0%}: "
-        "object events as changes to a keyframe); "
+        "object events as changes to a keyframe, the default keeps them whole); "
         f"sqlite and memory logs byte-identical: {'yes' if result.same_log else 'NO'}"
     )
     f = result.figures

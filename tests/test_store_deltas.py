@@ -1,4 +1,6 @@
-"""Object events stored as changes to a keyframe (engine.store.deltas): the stored form is smaller,
+"""Object events stored as changes to a keyframe (engine.store.deltas) in a store made with
+`--store-changes` (every store here is one; tests/test_store_changes_option.py has the default
+whole rows and the option itself): the stored form is smaller,
 every read gives back the very bytes a whole-object store holds, random access equals the
 sequential read, what is stored depends on the log alone, old whole-object stores read and take
 appends, and an edited delta is refused."""
@@ -24,6 +26,12 @@ from tests.conftest import T0
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SEEDS = Path(__file__).resolve().parent / "seeds"
 HISTORIES = sorted(EXAMPLES.glob("*.jsonl")) + sorted(SEEDS.glob("*.kreplay.jsonl"))
+
+
+@pytest.fixture(autouse=True)
+def stores_made_with_store_changes(monkeypatch):
+    """Every store of this module stores changes, as one made with `--store-changes`."""
+    monkeypatch.setattr(EventStore, "changes", property(lambda self: True))
 
 
 def stored_rows(store: EventStore) -> list[tuple[int, bytes]]:

@@ -191,6 +191,11 @@ def add_write_options(parser: argparse.ArgumentParser) -> None:
     add_bool(parser, "--create", help="Create the store if it does not exist (replay always may).")
     add_bool(parser, "--wait", help="Wait for another writer to finish instead of failing.")
     add_bool(parser, "--encrypt", help="Encrypt a new store at rest (AES-GCM; the key, base64 of 32 random bytes, from $KREPLAY_CIPHER_KEY).")
+    add_bool(
+        parser,
+        "--store-changes",
+        help="Make a new store that keeps an object's updates as what changed against a whole copy (about half the bytes, for more CPU per write and read).",
+    )
 
 
 def open_store(args: argparse.Namespace, *, write: bool = False, create: bool = False) -> EventStore:
@@ -205,6 +210,7 @@ def open_store(args: argparse.Namespace, *, write: bool = False, create: bool = 
             create=write and (create or getattr(args, "create", False)),
             readonly=not write,
             encrypt=write and getattr(args, "encrypt", False),
+            changes=write and getattr(args, "store_changes", False),
         )
     except StoreError as exc:
         raise UserError(str(exc)) from None
