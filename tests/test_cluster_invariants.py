@@ -1043,6 +1043,63 @@ def test_swapping_a_tolerated_noexecute_taint_for_another_keeps_the_eviction_tim
     assert pod_of(engine, "p") is None, brief(pod_of(engine, "p"))
 
 
+@pytest.mark.parametrize(
+    ("applied_again_at", "taints", "want"),
+    [
+        pytest.param(
+            # mirrors NodeUpdated(nil, node): an added node is always handled, and
+            # handleNodeUpdate cancels the evictions of pods on a node without NoExecute taints
+            12, [], [("EvictionCancelled", 12)],
+            id="the-node-applied-again-without-the-taint-cancels-the-eviction-at-once",
+        ),
+        pytest.param(
+            # handleNodeUpdate on a deleted node only forgets its taints; the eviction queue's
+            # deletePodHandler fires when its time comes, node or not
+            20, [], [("DeletionStarted", 13)],
+            id="an-eviction-due-while-the-node-is-gone-still-deletes-the-pod",
+        ),
+        pytest.param(
+            None, [], [("DeletionStarted", 13)],
+            id="the-node-never-applied-again-the-eviction-comes-before-podgcs-quarantine",
+        ),
+        pytest.param(
+            # processPodOnNode finds the scheduled work (startTime = its CreatedAt) and keeps it
+            12, [NO_EXECUTE_DEDICATED], [("DeletionStarted", 13)],
+            id="the-node-applied-again-with-the-taint-keeps-the-first-schedule",
+        ),
+        pytest.param(
+            12, [TAINT_POOL[2]], [("EvictionCancelled", 12)],
+            id="the-node-applied-again-with-a-taint-tolerated-forever-cancels-the-eviction",
+        ),
+    ],
+)
+def test_deleting_a_node_does_not_cancel_its_pods_scheduled_eviction(
+    applied_again_at: int | None, taints: list[dict[str, Any]], want: list[tuple[str, int]]
+) -> None:
+    # the pod tolerates dedicated=db:NoExecute for 3s and maintenance:NoExecute forever
+    engine = run(apply(make_node("a"), make_pod("p", tolerations=[TOLERATION_POOL[1], TOLERATION_POOL[2]])))
+    tainted = T0 + timedelta(seconds=10)
+    engine.run(
+        [
+            op.Patch(at=tainted, kind="Node", namespace="", name="a", merge={"spec": {"taints": [NO_EXECUTE_DEDICATED]}}),
+            op.Delete(at=tainted + timedelta(seconds=1), kind="Node", namespace="", name="a"),
+        ]
+    )
+    assert engine.cluster.evictions == {"default/p": (tainted, tainted + timedelta(seconds=TOLERATION_SECONDS))}
+    engine.take_events()
+    if applied_again_at is not None:
+        engine.run([op.Apply(at=T0 + timedelta(seconds=applied_again_at), object=make_node("a", taints=taints))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=3600))])
+    got = [
+        (type(e).__name__, int((e.at - T0).total_seconds()))
+        for e in engine.take_events()
+        if isinstance(e, ev.EvictionCancelled) or (isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION)
+    ]
+    assert got == want
+    # at rest, the taint manager has nothing left to do about the pod (inv6)
+    assert engine.by_name[TAINT_EVICTION].reconcile("default/p", engine.cluster, engine.cluster.now) == []
+
+
 # --- re-applying a pod's manifest -------------------------------------------------------------
 
 
