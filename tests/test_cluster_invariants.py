@@ -293,7 +293,10 @@ class ClusterMachine(RuleBasedStateMachine):
             self.check_foreground_owner_outlives_its_blocking_dependents(event)
         self.replayed.evolve(ev.decode(ev.encode(event)))
         # mirrors processPodOnNode's scheduled work: armed when a pod first comes under a
-        # finite toleration (startTime := now), kept while it stays there, cancelled otherwise
+        # finite toleration (startTime := now), kept while it stays there, cancelled otherwise;
+        # deleting the node cancels nothing (handleNodeUpdate only forgets its taints), so the
+        # work stands while the pod is bound to a missing node, and a node applied again
+        # under the same taint keeps it
         finite: set[str] = set()
         for pod, node in self.bound_live_pods(self.replayed):
             kind, seconds = noexecute_toleration(pod, node)
@@ -301,18 +304,35 @@ class ClusterMachine(RuleBasedStateMachine):
                 uid = pod.metadata.uid
                 finite.add(uid)
                 self.eviction_due.setdefault(uid, event.at + timedelta(seconds=seconds))
-        for uid in set(self.eviction_due) - finite:
+        orphaned = {
+            pod.metadata.uid
+            for pod in self.replayed.list("Pod")
+            if isinstance(pod, Pod)
+            and pod.spec.node_name
+            and not is_terminating(pod)
+            and self.replayed.node(pod.spec.node_name) is None
+        }
+        for uid in set(self.eviction_due) - finite - orphaned:
             del self.eviction_due[uid]
 
     def check_eviction_was_due(self, event: ev.Event) -> None:
         subject = ev.subject(event)
         assert subject is not None
         pod = self.replayed.pod(subject[1], subject[2])
-        node = self.replayed.node(pod.spec.node_name) if pod is not None else None
-        if pod is None or node is None:
+        if pod is None:
+            return
+        node = self.replayed.node(pod.spec.node_name)
+        due = self.eviction_due.get(pod.metadata.uid)
+        if node is None:
+            # the node is gone: only work scheduled before, now run out, evicts (deletePodHandler)
+            if due is None or due > event.at:
+                self.wrong_evictions.append(
+                    f"event {event.position} at {event.at.isoformat()} evicted {brief(pod)} from the "
+                    f"deleted node {pod.spec.node_name!r}: upstream's scheduled eviction "
+                    f"{'runs out at ' + due.isoformat() if due else 'does not exist'}"
+                )
             return
         kind, _ = noexecute_toleration(pod, node)
-        due = self.eviction_due.get(pod.metadata.uid)
         if kind == "untolerated" or (kind == "finite" and due is not None and due <= event.at):
             return
         self.wrong_evictions.append(
@@ -352,7 +372,19 @@ class ClusterMachine(RuleBasedStateMachine):
     @precondition(lambda self: len(self.nodes()) < len(NODE_NAMES))
     @rule(data=st.data())
     def add_node(self, data: st.DataObject) -> None:
-        free = [n for n in NODE_NAMES if self.cluster.node(n) is None]
+        self.apply_node(data, [n for n in NODE_NAMES if self.cluster.node(n) is None])
+
+    @precondition(lambda self: bool(self.deleted_nodes_with_pods()))
+    @rule(data=st.data())
+    def apply_a_deleted_node_again(self, data: st.DataObject) -> None:
+        """The node comes back under its name while pods are still bound to it (PodGC's
+        quarantine), perhaps with a taint eviction scheduled for them."""
+        self.apply_node(data, self.deleted_nodes_with_pods())
+
+    def deleted_nodes_with_pods(self) -> list[str]:
+        return sorted({p.spec.node_name for p in self.pods() if p.spec.node_name and self.cluster.node(p.spec.node_name) is None})
+
+    def apply_node(self, data: st.DataObject, free: list[str]) -> None:
         name = data.draw(st.sampled_from(free), label="name")
         labels = data.draw(LABELS, label="labels")
         taints = data.draw(st.lists(st.sampled_from(TAINT_POOL), unique_by=str, max_size=2), label="taints")
@@ -547,6 +579,15 @@ class ClusterMachine(RuleBasedStateMachine):
                 f"(upstream processPodOnNode counts from when the taint manager saw it there): "
                 f"{brief(pod)} on {brief(node)}"
             )
+        for pod in self.pods():
+            # a scheduled eviction outlives its node (handleNodeUpdate cancels nothing on delete)
+            if pod.spec.node_name and not is_terminating(pod) and self.cluster.node(pod.spec.node_name) is None:
+                due = self.eviction_due.get(pod.metadata.uid)
+                assert due is None or due > self.now, (
+                    f"at {self.now.isoformat()}, pod bound to the deleted node {pod.spec.node_name!r} "
+                    f"is not terminating although the eviction scheduled before the node went ran out "
+                    f"at {due.isoformat()} (deletePodHandler does not look at the node): {brief(pod)}"
+                )
 
     @invariant()
     def inv2b_taint_eviction_only_evicts_pods_that_are_due(self) -> None:
