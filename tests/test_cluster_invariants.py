@@ -1250,6 +1250,32 @@ def test_ready_after_is_a_recorded_timer_set_then_fired() -> None:
     assert list(engine.cluster.timers) == []
 
 
+@pytest.mark.parametrize(
+    ("applied_again_at", "ready_at"),
+    [
+        pytest.param(3, 5, id="a-node-back-before-readyafter-runs-out-makes-the-pod-ready-on-time"),
+        pytest.param(5, 5, id="a-node-back-at-the-instant-readyafter-runs-out-makes-the-pod-ready-then"),
+        pytest.param(7, 7, id="a-node-back-after-readyafter-ran-out-makes-the-pod-ready-at-once"),
+    ],
+)
+def test_a_pods_readiness_that_came_due_while_its_node_was_gone_is_reported_when_the_node_is_back(
+    applied_again_at: int, ready_at: int
+) -> None:
+    # a deleted node's kubelet reports nothing; the node applied again under the same name
+    # (within PodGC's quarantine) has its kubelet post again, the readiness it owes included
+    engine = run([kubelet(ready_after_seconds=5), *apply(make_node("a"), make_pod("p"))])
+    assert (pod_of(engine, "p").status.phase, is_ready(pod_of(engine, "p"))) == ("Running", False)
+    engine.run([op.Delete(at=T0, kind="Node", namespace="", name="a")])
+    again = T0 + timedelta(seconds=applied_again_at)
+    engine.run([op.Advance(at=again), op.Apply(at=again, object=make_node("a"))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=60))])
+    pod = pod_of(engine, "p")
+    assert pod is not None and is_ready(pod), brief(pod)
+    ready = [e for e in engine.take_events() if isinstance(e, ev.PodStatusChanged) and e.reason == "pod-ready"]
+    assert [e.at for e in ready] == [T0 + timedelta(seconds=ready_at)]
+    assert engine.by_name[KUBELET].reconcile("default/p", engine.cluster, engine.cluster.now) == []
+
+
 def test_pods_bound_while_kubelets_were_recorded_start_when_they_are_simulated_again() -> None:
     engine = run([kubelet(mode="recorded"), *apply(make_node("a"), make_pod("p"))])
     assert pod_of(engine, "p").status.phase != "Running"
