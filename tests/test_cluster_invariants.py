@@ -293,7 +293,10 @@ class ClusterMachine(RuleBasedStateMachine):
             self.check_foreground_owner_outlives_its_blocking_dependents(event)
         self.replayed.evolve(ev.decode(ev.encode(event)))
         # mirrors processPodOnNode's scheduled work: armed when a pod first comes under a
-        # finite toleration (startTime := now), kept while it stays there, cancelled otherwise
+        # finite toleration (startTime := now), kept while it stays there, cancelled otherwise;
+        # deleting the node cancels nothing (handleNodeUpdate only forgets its taints), so the
+        # work stands while the pod is bound to a missing node, and a node applied again
+        # under the same taint keeps it
         finite: set[str] = set()
         for pod, node in self.bound_live_pods(self.replayed):
             kind, seconds = noexecute_toleration(pod, node)
@@ -301,18 +304,35 @@ class ClusterMachine(RuleBasedStateMachine):
                 uid = pod.metadata.uid
                 finite.add(uid)
                 self.eviction_due.setdefault(uid, event.at + timedelta(seconds=seconds))
-        for uid in set(self.eviction_due) - finite:
+        orphaned = {
+            pod.metadata.uid
+            for pod in self.replayed.list("Pod")
+            if isinstance(pod, Pod)
+            and pod.spec.node_name
+            and not is_terminating(pod)
+            and self.replayed.node(pod.spec.node_name) is None
+        }
+        for uid in set(self.eviction_due) - finite - orphaned:
             del self.eviction_due[uid]
 
     def check_eviction_was_due(self, event: ev.Event) -> None:
         subject = ev.subject(event)
         assert subject is not None
         pod = self.replayed.pod(subject[1], subject[2])
-        node = self.replayed.node(pod.spec.node_name) if pod is not None else None
-        if pod is None or node is None:
+        if pod is None:
+            return
+        node = self.replayed.node(pod.spec.node_name)
+        due = self.eviction_due.get(pod.metadata.uid)
+        if node is None:
+            # the node is gone: only work scheduled before, now run out, evicts (deletePodHandler)
+            if due is None or due > event.at:
+                self.wrong_evictions.append(
+                    f"event {event.position} at {event.at.isoformat()} evicted {brief(pod)} from the "
+                    f"deleted node {pod.spec.node_name!r}: upstream's scheduled eviction "
+                    f"{'runs out at ' + due.isoformat() if due else 'does not exist'}"
+                )
             return
         kind, _ = noexecute_toleration(pod, node)
-        due = self.eviction_due.get(pod.metadata.uid)
         if kind == "untolerated" or (kind == "finite" and due is not None and due <= event.at):
             return
         self.wrong_evictions.append(
@@ -352,7 +372,19 @@ class ClusterMachine(RuleBasedStateMachine):
     @precondition(lambda self: len(self.nodes()) < len(NODE_NAMES))
     @rule(data=st.data())
     def add_node(self, data: st.DataObject) -> None:
-        free = [n for n in NODE_NAMES if self.cluster.node(n) is None]
+        self.apply_node(data, [n for n in NODE_NAMES if self.cluster.node(n) is None])
+
+    @precondition(lambda self: bool(self.deleted_nodes_with_pods()))
+    @rule(data=st.data())
+    def apply_a_deleted_node_again(self, data: st.DataObject) -> None:
+        """The node comes back under its name while pods are still bound to it (PodGC's
+        quarantine), perhaps with a taint eviction scheduled for them."""
+        self.apply_node(data, self.deleted_nodes_with_pods())
+
+    def deleted_nodes_with_pods(self) -> list[str]:
+        return sorted({p.spec.node_name for p in self.pods() if p.spec.node_name and self.cluster.node(p.spec.node_name) is None})
+
+    def apply_node(self, data: st.DataObject, free: list[str]) -> None:
         name = data.draw(st.sampled_from(free), label="name")
         labels = data.draw(LABELS, label="labels")
         taints = data.draw(st.lists(st.sampled_from(TAINT_POOL), unique_by=str, max_size=2), label="taints")
@@ -547,6 +579,15 @@ class ClusterMachine(RuleBasedStateMachine):
                 f"(upstream processPodOnNode counts from when the taint manager saw it there): "
                 f"{brief(pod)} on {brief(node)}"
             )
+        for pod in self.pods():
+            # a scheduled eviction outlives its node (handleNodeUpdate cancels nothing on delete)
+            if pod.spec.node_name and not is_terminating(pod) and self.cluster.node(pod.spec.node_name) is None:
+                due = self.eviction_due.get(pod.metadata.uid)
+                assert due is None or due > self.now, (
+                    f"at {self.now.isoformat()}, pod bound to the deleted node {pod.spec.node_name!r} "
+                    f"is not terminating although the eviction scheduled before the node went ran out "
+                    f"at {due.isoformat()} (deletePodHandler does not look at the node): {brief(pod)}"
+                )
 
     @invariant()
     def inv2b_taint_eviction_only_evicts_pods_that_are_due(self) -> None:
@@ -1043,6 +1084,63 @@ def test_swapping_a_tolerated_noexecute_taint_for_another_keeps_the_eviction_tim
     assert pod_of(engine, "p") is None, brief(pod_of(engine, "p"))
 
 
+@pytest.mark.parametrize(
+    ("applied_again_at", "taints", "want"),
+    [
+        pytest.param(
+            # mirrors NodeUpdated(nil, node): an added node is always handled, and
+            # handleNodeUpdate cancels the evictions of pods on a node without NoExecute taints
+            12, [], [("EvictionCancelled", 12)],
+            id="the-node-applied-again-without-the-taint-cancels-the-eviction-at-once",
+        ),
+        pytest.param(
+            # handleNodeUpdate on a deleted node only forgets its taints; the eviction queue's
+            # deletePodHandler fires when its time comes, node or not
+            20, [], [("DeletionStarted", 13)],
+            id="an-eviction-due-while-the-node-is-gone-still-deletes-the-pod",
+        ),
+        pytest.param(
+            None, [], [("DeletionStarted", 13)],
+            id="the-node-never-applied-again-the-eviction-comes-before-podgcs-quarantine",
+        ),
+        pytest.param(
+            # processPodOnNode finds the scheduled work (startTime = its CreatedAt) and keeps it
+            12, [NO_EXECUTE_DEDICATED], [("DeletionStarted", 13)],
+            id="the-node-applied-again-with-the-taint-keeps-the-first-schedule",
+        ),
+        pytest.param(
+            12, [TAINT_POOL[2]], [("EvictionCancelled", 12)],
+            id="the-node-applied-again-with-a-taint-tolerated-forever-cancels-the-eviction",
+        ),
+    ],
+)
+def test_deleting_a_node_does_not_cancel_its_pods_scheduled_eviction(
+    applied_again_at: int | None, taints: list[dict[str, Any]], want: list[tuple[str, int]]
+) -> None:
+    # the pod tolerates dedicated=db:NoExecute for 3s and maintenance:NoExecute forever
+    engine = run(apply(make_node("a"), make_pod("p", tolerations=[TOLERATION_POOL[1], TOLERATION_POOL[2]])))
+    tainted = T0 + timedelta(seconds=10)
+    engine.run(
+        [
+            op.Patch(at=tainted, kind="Node", namespace="", name="a", merge={"spec": {"taints": [NO_EXECUTE_DEDICATED]}}),
+            op.Delete(at=tainted + timedelta(seconds=1), kind="Node", namespace="", name="a"),
+        ]
+    )
+    assert engine.cluster.evictions == {"default/p": (tainted, tainted + timedelta(seconds=TOLERATION_SECONDS))}
+    engine.take_events()
+    if applied_again_at is not None:
+        engine.run([op.Apply(at=T0 + timedelta(seconds=applied_again_at), object=make_node("a", taints=taints))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=3600))])
+    got = [
+        (type(e).__name__, int((e.at - T0).total_seconds()))
+        for e in engine.take_events()
+        if isinstance(e, ev.EvictionCancelled) or (isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION)
+    ]
+    assert got == want
+    # at rest, the taint manager has nothing left to do about the pod (inv6)
+    assert engine.by_name[TAINT_EVICTION].reconcile("default/p", engine.cluster, engine.cluster.now) == []
+
+
 # --- re-applying a pod's manifest -------------------------------------------------------------
 
 
@@ -1150,6 +1248,32 @@ def test_ready_after_is_a_recorded_timer_set_then_fired() -> None:
     assert [(e.at, e.trigger) for e in ready] == [(T0 + timedelta(seconds=5), fired[0].position)]
     assert is_ready(pod_of(engine, "p"))
     assert list(engine.cluster.timers) == []
+
+
+@pytest.mark.parametrize(
+    ("applied_again_at", "ready_at"),
+    [
+        pytest.param(3, 5, id="a-node-back-before-readyafter-runs-out-makes-the-pod-ready-on-time"),
+        pytest.param(5, 5, id="a-node-back-at-the-instant-readyafter-runs-out-makes-the-pod-ready-then"),
+        pytest.param(7, 7, id="a-node-back-after-readyafter-ran-out-makes-the-pod-ready-at-once"),
+    ],
+)
+def test_a_pods_readiness_that_came_due_while_its_node_was_gone_is_reported_when_the_node_is_back(
+    applied_again_at: int, ready_at: int
+) -> None:
+    # a deleted node's kubelet reports nothing; the node applied again under the same name
+    # (within PodGC's quarantine) has its kubelet post again, the readiness it owes included
+    engine = run([kubelet(ready_after_seconds=5), *apply(make_node("a"), make_pod("p"))])
+    assert (pod_of(engine, "p").status.phase, is_ready(pod_of(engine, "p"))) == ("Running", False)
+    engine.run([op.Delete(at=T0, kind="Node", namespace="", name="a")])
+    again = T0 + timedelta(seconds=applied_again_at)
+    engine.run([op.Advance(at=again), op.Apply(at=again, object=make_node("a"))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=60))])
+    pod = pod_of(engine, "p")
+    assert pod is not None and is_ready(pod), brief(pod)
+    ready = [e for e in engine.take_events() if isinstance(e, ev.PodStatusChanged) and e.reason == "pod-ready"]
+    assert [e.at for e in ready] == [T0 + timedelta(seconds=ready_at)]
+    assert engine.by_name[KUBELET].reconcile("default/p", engine.cluster, engine.cluster.now) == []
 
 
 def test_pods_bound_while_kubelets_were_recorded_start_when_they_are_simulated_again() -> None:

@@ -10,6 +10,8 @@
   eviction is scheduled (a recorded `EvictionScheduled` event and timer) for when the shortest
   tolerationSeconds run out, counted from when the taint manager first saw it so; a later taint
   change keeps an earlier schedule, and tolerating forever (or no NoExecute taint) cancels it.
+  Deleting the node cancels nothing: a schedule that runs out while the node is gone still
+  deletes the pod, and a node applied again is handled like any added node (`NodeUpdated`).
 """
 
 from __future__ import annotations
@@ -173,8 +175,12 @@ class TaintEvictionController:
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, Node):
+                # mirrors NodeUpdated: an added node is always handled (handleNodeUpdate then
+                # cancels its pods' evictions if it has no NoExecute taint, e.g. a node deleted
+                # and applied again without the taint); an update when NoExecute taints are involved
+                added = isinstance(event, ev.ObjectCreated)
                 had = isinstance(before, Node) and any(t.effect == "NoExecute" for t in before.spec.taints)
-                if had or any(t.effect == "NoExecute" for t in obj.spec.taints):
+                if added or had or any(t.effect == "NoExecute" for t in obj.spec.taints):
                     return [f"{ns}/{name}" for ns, name in sorted(cluster.pods_by_node.get(obj.metadata.name, ()))]
             elif isinstance(obj, Pod) and obj.spec.node_name:
                 node = cluster.node(obj.spec.node_name)
@@ -191,9 +197,15 @@ class TaintEvictionController:
         if pod is None or pod.metadata.deletion_timestamp is not None or not pod.spec.node_name:
             return []
         node = cluster.node(pod.spec.node_name)
-        if node is None:
-            return []  # mirrors handleNodeUpdate on a deleted node: nothing changes; PodGC takes over
         scheduled = cluster.evictions.get(key)
+        if node is None:
+            # mirrors handleNodeUpdate on a deleted node: it forgets the node's taints but
+            # cancels no scheduled work, and the eviction queue's deletePodHandler deletes the
+            # pod when its time comes, node or not; otherwise PodGC takes over (gcOrphaned)
+            if scheduled is not None and scheduled[1] <= now:
+                created, due = scheduled
+                return [_evict(pod, f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} (counted from {created.isoformat()}); the node was deleted since, which does not cancel a scheduled eviction")]
+            return []
         taint, seconds = _min_toleration(pod, node)
         if taint is not None:
             message = f"node {pod.spec.node_name} has taint {taint} that the pod does not tolerate"

@@ -108,8 +108,13 @@ class Kubelet:
             return [pod_key(p) for p in cluster.pods_on(event.name) if p.metadata.deletion_timestamp is not None]
         if isinstance(event, ev.ObjectCreated) and isinstance(event.object, Node):
             # a node made again under a name pods are still bound to (PodGC's quarantine): its
-            # kubelet posts again, and starts what a silent predecessor never did
-            return [pod_key(p) for p in cluster.pods_on(event.object.metadata.name) if p.status.phase in ("", "Pending")]
+            # kubelet posts again, and starts what a silent predecessor never did, and reports
+            # Ready what became due while the node was gone (a readyAfter timer that fired then)
+            return [
+                pod_key(p)
+                for p in cluster.pods_on(event.object.metadata.name)
+                if p.status.phase in ("", "Pending") or (p.status.phase == "Running" and not is_ready(p))
+            ]
         return ()
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
