@@ -48,7 +48,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import event as count_event
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -386,7 +387,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
         )
         if not accepted:
             raise exc
-        event(f"livelock accepted ({sts.spec.pod_management_policy})")  # --hypothesis-show-statistics counts them
+        count_event(f"livelock accepted ({sts.spec.pod_management_policy})")  # --hypothesis-show-statistics counts them
         self.livelock = exc
 
     def take(self) -> None:
