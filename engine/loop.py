@@ -12,6 +12,7 @@ fixed order, keys sorted), so the log never depends on hash seeds or timing.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -29,6 +30,7 @@ from engine.api.ratelimit import TokenBucket
 from engine.api.state import Cluster
 
 MAX_PASSES_PER_INSTANT = 10_000
+LIVELOCK_WINDOW = 8  # the passes a Livelock error sums up
 DEFAULT_SETTLE_LIMIT = timedelta(hours=1)
 
 
@@ -98,6 +100,46 @@ def real_pacing(qps: float = 20.0, burst: int = 30) -> ev.Pacing:
 
 class LoopError(RuntimeError):
     """The engine itself misbehaved (a controller asked for something impossible)."""
+
+
+class Livelock(LoopError):
+    """The actors never came to rest at one virtual instant: after MAX_PASSES_PER_INSTANT passes
+    they still undo and redo the same writes. Upstream repeats them too, in real time (a
+    ReplicaSet whose pods the kubelet rejects; a StatefulSet whose refused status write leaves
+    status.currentReplicas stale, so each sync makes a pod at the current revision that its
+    rolling update deletes); the engine's requests take no virtual time, so it cannot get past
+    that instant. `busy`: each busy actor's keys; `repeated`: what the last passes wrote, once
+    each; `faults`: the injected faults (FaultInjected position, fault) that refused requests
+    in those passes and end at a later time (`until`)."""
+
+    def __init__(self, at: datetime | None, busy: dict[str, list[str]], repeated: list[str], faults: list[tuple[int, ev.ApiFault]]) -> None:
+        self.at = at
+        self.busy = busy
+        self.repeated = repeated
+        self.faults = faults
+        keys = "; ".join(f"{name}: {', '.join(keys[:3])}{' ...' if len(keys) > 3 else ''}" for name, keys in busy.items())
+        text = (
+            f"no rest after {MAX_PASSES_PER_INSTANT} passes at {at}: still busy: {sorted(busy)} ({keys}); "
+            f"the last {LIVELOCK_WINDOW} passes repeated: {'; '.join(repeated)}"
+        )
+        if faults:
+            ends = ", ".join(f"FaultInjected #{position}, {_fault_text(fault)}, until {fault.until}" for position, fault in faults)
+            text += (
+                f". The API server refuses a request that would end it ({ends}): upstream repeats these writes in "
+                "real time until then; the engine's requests take no virtual time, so it never gets there"
+            )
+        super().__init__(text)
+
+    def hint(self) -> str:
+        """What the CLI adds: where the README explains it."""
+        if self.faults:
+            return "the history keeps them writing at one instant while a fault is in force (see Faults in the README)."
+        return "the history keeps them creating and deleting at one instant (see rejectImages in the README)."
+
+
+def _fault_text(fault: ev.ApiFault) -> str:
+    what = " ".join(x for x in (fault.verb or "any request", fault.kind, fault.name, f"({fault.subresource})" if fault.subresource else "") if x)
+    return f"{fault.code} to {fault.client or 'every workload controller'}'s {what}"
 
 
 class Settled(msgspec.Struct, frozen=True):
@@ -268,9 +310,11 @@ class Engine:
 
     def settle(self) -> None:
         """Run every actor until no work is left at this instant."""
+        marks: deque[int] = deque(maxlen=LIVELOCK_WINDOW)  # the cluster's position before each of the last passes
         for _ in range(MAX_PASSES_PER_INSTANT):
             if not any(self.dirty.values()):
                 return
+            marks.append(self.cluster.position)
             for actor in self.controllers:
                 queue = self.dirty[actor.name]
                 if not queue:
@@ -286,10 +330,32 @@ class Engine:
                     for command in run.begin(self._reconcile(actor, key)):
                         run.issue(command)
                     run.finish()
-        raise LoopError(
-            f"no rest after {MAX_PASSES_PER_INSTANT} passes at {self.now}: "
-            f"still busy: {sorted(n for n, q in self.dirty.items() if q)}"
-        )
+        raise self._livelock(marks[0])
+
+    def _livelock(self, since: int) -> Livelock:
+        """What the passes after position `since` kept doing, for the error."""
+        recent: list[ev.Event] = []
+        for event in reversed(self.events):
+            if event.position <= since:
+                break
+            recent.append(event)
+        recent.reverse()
+        repeated: dict[tuple[str, str, str, tuple[str, str, str] | None], None] = {}
+        faults_seen: dict[int, ev.ApiFault] = {}
+        for event in recent:
+            if isinstance(event, ev.SyncFailed | ev.TimerSet | ev.TimerFired):
+                continue  # the bookkeeping around the writes
+            repeated[(event.by, type(event).__name__, event.reason, ev.subject(event))] = None
+            if isinstance(event, ev.RequestRefused) and event.fault in self.cluster.faults:
+                fault = self.cluster.faults[event.fault][0]
+                if fault.until is not None and self.now is not None and fault.until > self.now:
+                    faults_seen[event.fault] = fault
+        lines = [
+            f"{by}: {type_name}" + (f" {subject[0]} {'/'.join(x for x in subject[1:] if x)}" if subject else "") + f" ({reason})"
+            for by, type_name, reason, subject in repeated
+        ]
+        busy = {name: sorted(queue) for name, queue in sorted(self.dirty.items()) if queue}
+        return Livelock(self.now, busy, lines, sorted(faults_seen.items()))
 
     def _bucket(self, name: str) -> TokenBucket:
         """The controller's bucket as the log has it; before this run's PacingConfigured is

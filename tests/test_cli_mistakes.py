@@ -80,6 +80,39 @@ def test_a_run_that_keeps_failing_says_so(capsys: pytest.CaptureFixture[str], tm
     assert "still progressing (nothing is failing)" not in err
 
 
+def test_a_statefulset_churning_while_its_status_writes_are_refused_says_so_and_appends_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README "Faults", a churn only the fault's end stops: exit 1, the keys, the writes and the
+    fault named, no traceback, nothing in the store."""
+    monkeypatch.setattr("engine.loop.MAX_PASSES_PER_INSTANT", 100)
+    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "web:1"}]}}
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"replicas": 2, "podManagementPolicy": "Parallel", "updateStrategy": {"type": "RollingUpdate"},
+                    "serviceName": "web", "selector": {"matchLabels": {"app": "web"}}, "template": template}}
+    history = write(
+        tmp_path / "h.jsonl",
+        [
+            node("n"),
+            {"at": "2026-11-20T10:00:01Z", "op": "apply", "object": sts},
+            {"at": "2026-11-20T10:00:10Z", "op": "api-fault", "client": "statefulset-controller", "verb": "update",
+             "subresource": "status", "kind": "StatefulSet", "code": 500, "until": "2026-11-20T10:00:30Z"},
+            {"at": "2026-11-20T10:00:11Z", "op": "patch", "kind": "StatefulSet", "name": "web",
+             "merge": {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "web:2"}]}}}}},
+        ],
+    )
+    store = f"sqlite:{tmp_path / 'k.db'}"
+    code, out, err = kreplay(capsys, "replay", str(history), "--store", store)
+    assert code == 1
+    assert err.startswith("error: the controllers never came to rest: no rest after 100 passes at 2026-11-20 10:00:11+00:00")
+    assert "statefulset-controller: default/web" in err
+    assert "statefulset-controller: ObjectCreated Pod default/web-1 (ordinal-missing)" in err
+    assert "500 to statefulset-controller's update StatefulSet (status), until 2026-11-20 10:00:30+00:00" in err
+    assert err.rstrip().endswith("(see Faults in the README).") and "Traceback" not in err
+    code, out, err = kreplay(capsys, "log", "--store", store)
+    assert "web-1" not in out
+
+
 def test_ctrl_c_ends_in_one_line_with_130_and_appends_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = f"sqlite:{tmp_path / 'k.db'}"
 

@@ -312,6 +312,62 @@ def test_status_conflicts_are_retried_on_conflict():
     assert len(refused(sync, "update", "StatefulSet")) == 1
 
 
+def _rollout_while_status_writes_are_refused(policy: str, ready_after: str = "0s") -> list[dict[str, Any]]:
+    """Two pods at foo:1, `type: RollingUpdate` without rollingUpdate (newVersionedStatefulSetPod's
+    currentReplicas branch); the status writes refused 10s-30s; foo:2 at 11s."""
+    sts = statefulset(replicas=2, policy=policy)
+    sts["object"]["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
+    return [
+        node("n"),
+        {"at": at(), "op": "kubelet", "readyAfter": ready_after},
+        sts,
+        fault(t=10, client="statefulset-controller", subresource="status", kind="sts", code=500, until=at(30)),
+        {"at": at(11), "op": "patch", "kind": "StatefulSet", "name": "foo", "merge": {"spec": {"template": template("foo:2")}}},
+    ]
+
+
+@pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"], ids=["monotonic", "burst"])
+def test_a_refused_status_write_keeps_the_set_recreating_its_pod_at_the_stale_current_revision_at_one_instant(policy, monkeypatch):
+    """Upstream churns the same way, in real time, until the fault ends: the rolling update
+    deletes foo-1 (updateStatefulSet's last loop), the status write that would lower
+    status.currentReplicas from 2 is refused, so the next sync's newVersionedStatefulSetPod
+    (`ordinal < start + currentSet.Status.CurrentReplicas`, the stored status) makes foo-1 at the
+    current revision again, and the update deletes it again (under Parallel in the same sync;
+    under OrderedReady once the zero-second kubelet has made it Ready). The engine's requests
+    take no virtual time, so it stops with a Livelock naming the keys, the writes and the fault."""
+    from engine.loop import Livelock
+
+    monkeypatch.setattr("engine.loop.MAX_PASSES_PER_INSTANT", 100)  # the 10,000 of a real run take seconds
+    operations = parse_lines((i, json.dumps(line)) for i, line in enumerate(_rollout_while_status_writes_are_refused(policy), start=1))
+    engine = Engine()
+    with pytest.raises(Livelock) as caught:
+        engine.run(operations)
+    livelock = caught.value
+    assert livelock.at == T0 + timedelta(seconds=11)
+    assert livelock.busy["statefulset-controller"] == ["default/foo"]
+    assert [(f.subresource, f.kind, f.code, f.until) for _, f in livelock.faults] == [("status", "StatefulSet", 500, T0 + timedelta(seconds=30))]
+    assert "statefulset-controller: ObjectCreated Pod default/foo-1 (ordinal-missing)" in livelock.repeated
+    assert any(r.startswith("statefulset-controller: ") and "Pod default/foo-1 (rolling-update)" in r for r in livelock.repeated)
+    assert "statefulset-controller: RequestRefused StatefulSet default/foo (request-refused)" in livelock.repeated
+    assert "until 2026-11-20 10:00:30+00:00" in str(livelock) and "upstream repeats these writes in real time" in str(livelock)
+    # every foo-1 the churn makes is at foo-0's (the current) revision: the stored status is stale
+    first = next(p for p in pods(engine) if p.metadata.name == "foo-0")
+    made = [e.object for e in created(engine.events) if e.object.metadata.name == "foo-1" and e.at == livelock.at]
+    assert len(made) > 20
+    assert {p.metadata.labels["controller-revision-hash"] for p in made} == {first.metadata.labels["controller-revision-hash"]}
+
+
+def test_a_kubelet_that_takes_time_lets_an_ordered_set_wait_the_refused_status_writes_out():
+    """The same rollout under OrderedReady with `readyAfter: 10s`: processReplica waits for the
+    recreated foo-1 to be Ready, so virtual time moves, the fault ends at 30s, the status write
+    goes through and the set rolls out to foo:2."""
+    engine = replay(*_rollout_while_status_writes_are_refused("OrderedReady", ready_after="10s"))
+    sts = assert_ready_and_scaled(engine, replicas=2)
+    assert sts.status.current_revision == sts.status.update_revision
+    assert {c.image for p in pods(engine) for c in p.spec.containers} == {"foo:2"}
+    assert refused(engine.events, "update", "StatefulSet")
+
+
 def test_pod_recreate_delete_failure():
     """PodRecreateDeleteFailure: a failed pod's delete is refused once; the set deletes and
     recreates it on the requeue."""

@@ -47,7 +47,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
-from hypothesis import HealthCheck, note, settings
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import event as count_event
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -73,7 +75,7 @@ from engine.controllers.statefulset import (
     template_of_revision,
 )
 from engine.events import KubeletPolicy
-from engine.loop import Engine
+from engine.loop import Engine, Livelock
 from tests.faultrules import inject_fault_rule, requeue_pending
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
@@ -326,6 +328,8 @@ class StatefulSetMachine(RuleBasedStateMachine):
         self.revision_seen: dict[tuple[str, str], int] = {}
         self.pod_writes: dict[int, list[str]] = {}  # sync trigger -> pod creates/deletes
         self.retention_covered: set[str] = set()  # claims a Delete retention policy ever covered
+        # the one way a history may end early: `accept_livelock`; later steps do nothing
+        self.livelock: Livelock | None = None
         self.run(op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(ready_after_seconds=0)))
 
     # --- driving the engine --------------------------------------------------------------------
@@ -335,9 +339,56 @@ class StatefulSetMachine(RuleBasedStateMachine):
         return self.engine.cluster
 
     def run(self, operation: op.Operation) -> None:
+        if self.livelock is not None:
+            return
         note(describe(operation))
-        self.engine.run([operation])
+        try:
+            self.engine.run([operation])
+        except Livelock as exc:
+            self.accept_livelock(exc)
         self.take()
+
+    def finish(self) -> Any:
+        """engine.finish(), or None once the history livelocked (`accept_livelock`)."""
+        if self.livelock is not None:
+            return None
+        try:
+            settled = self.engine.finish()
+        except Livelock as exc:
+            self.accept_livelock(exc)
+            return None
+        self.take()
+        return settled
+
+    def accept_livelock(self, exc: Livelock) -> None:
+        """The one livelock upstream shares (tests/test_faults.py::test_a_refused_status_write_
+        keeps_the_set_recreating_its_pod_at_the_stale_current_revision_at_one_instant): a
+        time-bounded fault refuses the set's status writes, so status.currentReplicas stays
+        stale and every sync makes a missing pod at the current revision that its rolling
+        update deletes; under OrderedReady only when the kubelets make a pod Ready at once.
+        Upstream churns in real time until the fault ends; the engine cannot leave the instant.
+        Every event up to there is folded and checked; anything else re-raises."""
+        self.take()  # the churn's events obey the rules too
+        note(f"livelock: {exc}")
+        sts = self.sts()
+        status_refusal = f"{NAME}: RequestRefused StatefulSet {NS}/{SET} (request-refused)"
+        pod_writes = {r.rpartition(" (")[0].rpartition(" ")[2] for r in exc.repeated if r.startswith(f"{NAME}: ") and " Pod " in r}
+        kubelet = self.cluster.kubelet
+        accepted = (
+            sts is not None
+            and list(exc.busy.get(NAME, ())) == [f"{NS}/{SET}"]
+            and any(f.client in (NAME, "") and f.until is not None and exc.at is not None and f.until > exc.at for _, f in exc.faults)
+            and status_refusal in exc.repeated
+            and len(pod_writes) == 1
+            and (
+                sts.spec.pod_management_policy == "Parallel"
+                or (kubelet.mode != "recorded" and kubelet.ready_after_seconds == 0)
+            )
+        )
+        if not accepted:
+            raise exc
+        count_event(f"livelock accepted ({sts.spec.pod_management_policy})")  # --hypothesis-show-statistics counts them
+        self.livelock = exc
 
     def take(self) -> None:
         for event in self.engine.take_events():
@@ -754,9 +805,8 @@ class StatefulSetMachine(RuleBasedStateMachine):
 
     @rule()
     def run_to_rest(self) -> None:
-        settled = self.engine.finish()
+        settled = self.finish()
         note(f"finish: {settled}")
-        self.take()
 
     @rule()
     def heal_and_check_at_rest(self) -> None:
@@ -768,8 +818,9 @@ class StatefulSetMachine(RuleBasedStateMachine):
             if pod.metadata.finalizers:
                 self.run(op.Patch(at=self.now, kind="Pod", namespace=NS, name=pod.metadata.name, merge={"metadata": {"finalizers": None}}))
         for _ in range(8):
-            settled = self.engine.finish()
-            self.take()
+            settled = self.finish()
+            if settled is None:
+                return  # livelocked (accept_livelock): nothing converges at that instant
             assert settled.at_rest, f"no rest after healing: {settled}"
             stuck = [p.metadata.name for p in self.pods() if not terminating(p) and not running_and_ready(p)]
             if not stuck:
@@ -849,7 +900,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
     @invariant()
     def inv5_the_update_revision_is_the_highest(self) -> None:
         sts = self.sts()
-        if sts is None or terminating(sts) or sts.status.observed_generation != sts.metadata.generation or self.faulted():
+        if self.livelock is not None or sts is None or terminating(sts) or sts.status.observed_generation != sts.metadata.generation or self.faulted():
             return  # a set being deleted in the foreground loses its revisions to the garbage collector
         crs = set_revisions(self.cluster, sts)
         update = update_revision(self.cluster, sts)
@@ -860,7 +911,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
     @invariant()
     def inv6_status_counts_the_pods(self) -> None:
         sts = self.sts()
-        if sts is None or self.faulted():
+        if self.livelock is not None or sts is None or self.faulted():
             return
         assert not any(self.engine.dirty.values()), "the engine is not settled"
         pods = list(set_pods(self.cluster, sts).values())
@@ -877,7 +928,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
     @invariant()
     def inv7_reconcile_is_idempotent_at_rest(self) -> None:
         sts = self.sts()
-        if sts is None or terminating(sts) or self.engine.now is None or self.faulted():
+        if self.livelock is not None or sts is None or terminating(sts) or self.engine.now is None or self.faulted():
             # being deleted in the foreground, the set loses its revisions to the garbage collector;
             # getStatefulSetRevisions would make one again at the next sync, which upstream gets from a
             # pod event or the informer resync, and nothing here wakes
@@ -948,3 +999,62 @@ def test_template_finalizers_reach_the_pods() -> None:
     engine = _engine(op.Apply(at=T0, object=_plain_set(finalizers=["example.com/keep"])))
     pod = engine.cluster.pod(NS, f"{SET}-0")
     assert pod is not None and pod.metadata.finalizers == ["example.com/keep"]
+
+
+def _drive_into_the_status_livelock(machine: StatefulSetMachine, policy: str, ready_after: float, fault: bool) -> None:
+    """tests/test_faults.py's rollout with refused status writes, through the machine's rules."""
+    sts = statefulset(
+        image="web:1", replicas=2, policy=policy, start=None, claims=(), min_ready_seconds=0,
+        strategy="RollingUpdate", partition=None, retention=None, history_limit=10,
+    )
+    machine.start(nodes=1, ready_after=ready_after, broken=False, sts=sts)
+    if fault:
+        machine.inject_fault(request=(NAME, "update", "status", "StatefulSet"), code=500, count=None, seconds=20, after=0, written=False)
+    machine.set_image("web:2")
+
+
+@pytest.mark.parametrize(
+    "policy, ready_after, fault, accepted",
+    [
+        pytest.param("Parallel", 0.0, True, True, id="parallel-churn-while-status-writes-are-refused-is-accepted"),
+        pytest.param("Parallel", 10.0, True, True, id="parallel-churns-whatever-the-kubelet-is-accepted"),
+        pytest.param("OrderedReady", 0.0, True, True, id="ordered-churn-with-an-instant-kubelet-is-accepted"),
+        pytest.param("OrderedReady", 10.0, True, None, id="ordered-set-with-a-slow-kubelet-waits-the-fault-out"),
+        pytest.param("Parallel", 0.0, False, None, id="without-the-fault-the-rollout-converges"),
+    ],
+)
+def test_the_machine_accepts_only_the_livelock_of_refused_status_writes(policy, ready_after, fault, accepted, monkeypatch) -> None:
+    monkeypatch.setattr("engine.loop.MAX_PASSES_PER_INSTANT", 100)
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = StatefulSetMachine()
+        _drive_into_the_status_livelock(machine, policy, ready_after, fault)
+        machine.run_to_rest()
+        machine.heal_and_check_at_rest()
+        machine.inv0_the_fold_agrees_with_the_engine()
+        machine.inv_events_obey_the_rules()
+        machine.inv6_status_counts_the_pods()
+        machine.inv7_reconcile_is_idempotent_at_rest()
+        assert (machine.livelock is not None) == bool(accepted)
+        if accepted:
+            assert machine.livelock is not None and machine.livelock.faults
+            machine.set_image("web:1")  # nothing happens after a livelock
+            assert not machine.engine.take_events()
+
+    drive()
+
+
+def test_the_machine_re_raises_any_other_livelock(monkeypatch) -> None:
+    """The same churn with its status refusals left out of what the loop saw is not accepted."""
+    monkeypatch.setattr("engine.loop.MAX_PASSES_PER_INSTANT", 100)
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = StatefulSetMachine()
+        machine.accept_livelock(Livelock(machine.now, {NAME: [f"{NS}/{SET}"]}, [f"{NAME}: ObjectCreated Pod {NS}/{SET}-1 (ordinal-missing)"], []))
+
+    with pytest.raises(Livelock):
+        drive()

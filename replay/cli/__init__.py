@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 0
     except Exception as exc:
-        from engine.loop import LoopError
+        from engine.loop import Livelock, LoopError
         from engine.store import StoreError
 
         if isinstance(exc, StoreError):  # busy, interrupted run, conflict: one line, exit 1
@@ -113,10 +113,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         if isinstance(exc, LoopError):
             # e.g. a ReplicaSet whose every pod the kubelet rejects: upstream loops forever too
-            err(
-                f"error: the controllers never came to rest: {exc}. Nothing was appended; "
-                "the history keeps them creating and deleting at one instant (see rejectImages in the README).\n"
+            hint = (
+                exc.hint()
+                if isinstance(exc, Livelock)
+                else "the history keeps them creating and deleting at one instant (see rejectImages in the README)."
             )
+            err(f"error: the controllers never came to rest: {exc}. Nothing was appended; {hint}\n")
             return 1
         raise
 
