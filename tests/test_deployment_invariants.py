@@ -30,6 +30,9 @@ hold at each event are checked at each event's time:
    a scaling event goes to `sync`, whose `scale` grows the only active ReplicaSet
    (`FindActiveOrLatest`) even when it is an old one and another's pod still terminates
    (`test_a_scaling_event_scales_up_the_only_active_old_replica_set_of_a_recreate_deployment_while_another_pod_terminates`);
+   and only once one ReplicaSet alone has non-terminal pods or replicas (the ReplicaSet
+   controller replaces lost pods whatever the strategy:
+   `test_a_recreate_deployment_stuck_in_a_scaling_event_lets_both_replica_sets_replace_their_pods`);
 3. at rest, healthy and not paused: exactly one ReplicaSet has replicas (none when spec.replicas
    is 0), its template is the Deployment's but for pod-template-hash, and status replicas ==
    updated == available == spec.replicas (mirrors `DeploymentComplete`);
@@ -462,12 +465,18 @@ class DeploymentMachine(RuleBasedStateMachine):
             self.recreate_clean = False
 
     def one_generation_of_pods(self) -> bool:
-        """A Recreate Deployment, not paused, whose non-terminal pods are all of one ReplicaSet:
-        from here on rolloutRecreate alone decides when a new ReplicaSet gets pods."""
+        """A Recreate Deployment, not paused, whose non-terminal pods and non-zero replicas are
+        all of one ReplicaSet: from here on rolloutRecreate alone decides when a new ReplicaSet
+        gets pods. Replicas count too: a ReplicaSet left with spec.replicas > 0 (by RollingUpdate
+        before a switch, with its pods deleted) has its pods replaced by the ReplicaSet
+        controller whatever the strategy, and a Deployment stuck in the scaling-event path never
+        scales it down (`test_a_recreate_deployment_stuck_in_a_scaling_event_lets_both_replica_sets_replace_their_pods`)."""
         d = the_deployment(self.shadow)
         if d is None or d.spec.strategy.type != "Recreate" or d.spec.paused:
             return False
-        owners = {rs.metadata.uid for rs in owned_rss(self.shadow, d) for p in pods_of(self.shadow, rs) if non_terminal(p)}
+        rss = owned_rss(self.shadow, d)
+        owners = {rs.metadata.uid for rs in rss for p in pods_of(self.shadow, rs) if non_terminal(p)}
+        owners |= {rs.metadata.uid for rs in rss if replicas(rs) > 0}
         return len(owners) <= 1
 
     def note_ranked_by_readiness(self, event: ev.Event, pod: Pod) -> None:
@@ -1024,3 +1033,38 @@ def test_a_scaling_event_scales_up_the_only_active_old_replica_set_of_a_recreate
     assert web is not None
     new = find_new_replica_set(web, owned_rss(machine.cluster, web))
     assert new is not None and replicas(new) == 5
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_a_recreate_deployment_stuck_in_a_scaling_event_lets_both_replica_sets_replace_their_pods(_: None) -> None:
+    """Found by this machine (seed 17, narrowed in invariant 2): two RollingUpdate ReplicaSets
+    have 1 replica each (pod creates refused for a second), the Deployment turns Recreate with
+    replicas 0 (a scaling event: `sync`'s `scale` does nothing for Recreate with two active
+    ReplicaSets, so it stays there, as upstream's does) and both pods are deleted by hand. Once
+    the fault is over each ReplicaSet controller replaces its own pod: the new ReplicaSet's
+    appears while the old one's is Pending. No `rolloutRecreate` scale-up happened, so invariant
+    2 (which starts only when one ReplicaSet alone has pods or replicas) does not apply."""
+    machine = DeploymentMachine()
+    seen: list[ev.Event] = []
+    fold = machine.fold
+    machine.fold = lambda event: (seen.append(event), fold(event))[1]  # type: ignore[method-assign]
+
+    def d(image: str, count: int, strategy: str) -> Deployment:
+        return deployment(image=image, count=count, strategy=strategy, fenceposts=(1, 0), min_ready_seconds=0, progress_deadline=None,
+                          history_limit=0, hold=False)
+
+    machine.start(ready_after=5.0, d=d("web:3", 1, "RollingUpdate"))
+    machine.inject_fault(after=1, code=403, count=None, request=(RS_NAME, "create", "", "Pod"), seconds=1, written=False)
+    machine.apply_deployment(d=d("web:1", 1, "RollingUpdate"))
+    first, second = sorted(machine.pods(), key=lambda p: image_of(p) != "web:1")
+    machine.run(op.Delete(at=machine.now, kind="Pod", namespace=NS, name=first.metadata.name))
+    machine.apply_deployment(d=d("web:3", 0, "Recreate"))
+    machine.run(op.Delete(at=machine.now, kind="Pod", namespace=NS, name=second.metadata.name))
+    machine.run_to_rest()
+    assert not machine.violations, machine.violations
+    created = [(image_of(e.object), (e.at - T0).total_seconds()) for e in seen if isinstance(e, ev.ObjectCreated) and isinstance(e.object, Pod)]
+    assert created[-2:] == [("web:1", 1.705), ("web:3", 1.705)], created
+    web = the_deployment(machine.cluster)
+    assert web is not None and [replicas(r) for r in owned_rss(machine.cluster, web)] == [1, 1]
+    assert stuck_in_scaling_event(web, owned_rss(machine.cluster, web)).startswith("Recreate with 2 active replica sets")
