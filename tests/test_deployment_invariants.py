@@ -630,11 +630,15 @@ class DeploymentMachine(RuleBasedStateMachine):
         now = self.engine.now
         pending = [c for c in reconcile_deployment(d, self.cluster, now) if not isinstance(c, cmd.SetTimer)]
         resync = ""
-        if d.spec.strategy.type == "Recreate" and pending and "Recreate: no old pod is left" in pending[0].message:
+        if d.spec.strategy.type == "Recreate" and pending and (
+            "Recreate: no old pod is left" in pending[0].message or self.old_pods_gone_before_cleanup(d, pending[0])
+        ):
             # The last old pod went without waking the Deployment, as upstream's deletePod does
             # not either (it enqueues a Recreate Deployment only when no pod of any of its
             # ReplicaSets is left, and only if the pod's ReplicaSet still exists): upstream
             # rolls on at the informers' periodic resync, which the engine does not model. Resync.
+            # What waited on oldPodsRunning: the new ReplicaSet's scale-up, or (when it already
+            # has its replicas) cleanupDeployment.
             resync = f"deletePod did not enqueue: {pending[0].message}"
         elif self.dropped and pending:
             # handleErr dropped the key after maxRetries (15) failed syncs: upstream syncs it
@@ -662,6 +666,17 @@ class DeploymentMachine(RuleBasedStateMachine):
             assert not extra, f"settled replica set {rs.metadata.name} still syncs: {[(type(c).__name__, c.reason, c.message) for c in extra]}"
         self.dropped = False  # settled: nothing was left undone
         return bool(resync)
+
+    def old_pods_gone_before_cleanup(self, d: Deployment, first: cmd.Command) -> bool:
+        """The fresh sync's first step is cleanupDeployment's (rolloutRecreate runs it only once
+        `oldPodsRunning` is false) and no pod of an old ReplicaSet is left: the new ReplicaSet
+        already had its pods, so the old pod's deletePod did not enqueue the Deployment
+        (`test_a_recreate_deployment_whose_new_replica_set_kept_its_pods_cleans_up_history_at_the_resync`)."""
+        if first.reason != "revision-history-limit":
+            return False
+        rss = owned_rss(self.cluster, d)
+        new = find_new_replica_set(d, rss)
+        return new is not None and not any(pods_of(self.cluster, rs) for rs in rss if rs is not new)
 
     def awaiting_availability_wakeup(self, rs: ReplicaSet, extra: list[cmd.Command], now: datetime) -> str:
         """Why `extra` (a fresh sync's writes for `rs`) is not a failure to settle, or "": it only
@@ -1068,3 +1083,40 @@ def test_a_recreate_deployment_stuck_in_a_scaling_event_lets_both_replica_sets_r
     web = the_deployment(machine.cluster)
     assert web is not None and [replicas(r) for r in owned_rss(machine.cluster, web)] == [1, 1]
     assert stuck_in_scaling_event(web, owned_rss(machine.cluster, web)).startswith("Recreate with 2 active replica sets")
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_a_recreate_deployment_whose_new_replica_set_kept_its_pods_cleans_up_history_at_the_resync(_: None) -> None:
+    """Found by this machine (seed 17, narrowed in invariant 6): a switch to Recreate finds the
+    new ReplicaSet (a rollback to revision 1) already at 1 replica with its pod, and an old pod
+    held terminating by a finalizer. `rolloutRecreate` waits (`oldPodsRunning`); when the
+    finalizer is removed and the pod goes, upstream's `deletePod` does not enqueue the Recreate
+    Deployment, since a pod of one of its ReplicaSets (the new one's) is left. So the
+    `cleanupDeployment` of the old ReplicaSet (revisionHistoryLimit 0) waits for the informers'
+    resync, which the machine performs, as for the scale-up in the same position."""
+    machine = DeploymentMachine()
+    seen: list[ev.Event] = []
+    fold = machine.fold
+    machine.fold = lambda event: (seen.append(event), fold(event))[1]  # type: ignore[method-assign]
+
+    def d(image: str, strategy: str, history: int, hold: bool) -> Deployment:
+        return deployment(image=image, count=1, strategy=strategy, fenceposts=(1, 0), min_ready_seconds=0, progress_deadline=None,
+                          history_limit=history, hold=hold)
+
+    machine.start(ready_after=5.0, d=d("web:3", "RollingUpdate", 0, False))
+    machine.inject_fault(after=1, code=403, count=None, request=(RS_NAME, "create", "", "Pod"), seconds=1, written=False)
+    machine.apply_deployment(d=d("web:1", "RollingUpdate", 1, True))
+    (held,) = [p.metadata.name for p in machine.pods() if image_of(p) == "web:1"]
+    machine.run(op.Delete(at=machine.now, kind="Pod", namespace=NS, name=held))
+    machine.apply_deployment(d=d("web:3", "Recreate", 0, False))
+    machine.advance(seconds=1)
+    machine.run_to_rest()
+    assert len(owned_rss(machine.cluster, the_deployment(machine.cluster))) == 2  # type: ignore[arg-type]
+    seen.clear()
+    machine.run(op.Patch(at=machine.now, kind="Pod", namespace=NS, name=held, merge={"metadata": {"finalizers": None}}))
+    deleted = [e.message for e in seen if e.by == NAME and "exceed revisionHistoryLimit 0" in e.message]
+    assert len(deleted) == 1, [e.message for e in seen]
+    web = the_deployment(machine.cluster)
+    assert web is not None and [image_of(r) for r in owned_rss(machine.cluster, web)] == ["web:3"]
+    assert not machine.violations, machine.violations
