@@ -1,4 +1,5 @@
-"""The API-fault rule the Hypothesis machines share (issue 14 section 2).
+"""The API-fault rule the Hypothesis machines share (issue 14 section 2), and their shared check
+that ControllerExpectations are all met at rest (`expectations_at_rest`).
 
 Each machine (DaemonSet, StatefulSet, Deployment) gets its `inject_fault` rule from
 `inject_fault_rule`, naming the requests its controllers make, and asks `faulted` whether a sync
@@ -19,6 +20,7 @@ from hypothesis.stateful import rule
 from engine import events as ev
 from engine import operations as op
 from engine.api.state import Cluster
+from engine.loop import Engine
 
 # (client, verb, subresource, kind); empty fields match every request
 Request = tuple[str, str, str, str]
@@ -54,3 +56,16 @@ def inject_fault_rule(requests: Sequence[Request]) -> Callable[..., None]:
 def requeue_pending(cluster: Cluster, *clients: str) -> bool:
     """A sync of one of `clients` failed and its rate-limited requeue is still to come."""
     return any(owner in clients for owner, _ in cluster.failures)
+
+
+def expectations_at_rest(engine: Engine, controller: str) -> None:
+    """Every expectation the controller raised was observed or lowered (ControllerExpectations,
+    engine/controllers/expectations.py): counts at or below zero, none waiting on
+    ExpectationsTimeout, and no pod deletion still expected by key (UID tracking); a count
+    below zero (a pod observed twice) never blocks, as Fulfilled is `<= 0`."""
+    expectations = engine.by_name[controller].expectations  # type: ignore[attr-defined]
+    for key, exp in sorted(expectations.store.items()):
+        assert exp.fulfilled(), f"{controller}: expectations of {key} unsatisfied at rest: add {exp.add}, del {exp.dels}"
+        assert expectations.satisfied(key, exp.timestamp), key
+    for key, uids in sorted(getattr(expectations, "uids", {}).items()):
+        assert not uids, f"{controller}: {key} still expects the deletion of {sorted(uids)} at rest"

@@ -53,7 +53,7 @@ from engine.controllers.revisions import HASH_LABEL, template_data
 from engine.events import KubeletPolicy
 from engine.loop import Engine
 from engine.scheduling.nodeaffinity import pod_target_node
-from tests.faultrules import inject_fault_rule, requeue_pending
+from tests.faultrules import expectations_at_rest, inject_fault_rule, requeue_pending
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -230,19 +230,6 @@ def unavailable_desired_nodes(cluster: Cluster, ds: DaemonSet, now: datetime) ->
 # =============================================================================================
 # The state machine
 # =============================================================================================
-
-
-def expectations_at_rest(engine: Engine, controller: str) -> None:
-    """Every expectation the controller raised was observed or lowered (ControllerExpectations,
-    engine/controllers/expectations.py): counts at or below zero, none waiting on
-    ExpectationsTimeout, and no pod deletion still expected by key (UID tracking); a count
-    below zero (a pod observed twice) never blocks, as Fulfilled is `<= 0`."""
-    expectations = engine.by_name[controller].expectations  # type: ignore[attr-defined]
-    for key, exp in sorted(expectations.store.items()):
-        assert exp.fulfilled(), f"{controller}: expectations of {key} unsatisfied at rest: add {exp.add}, del {exp.dels}"
-        assert expectations.satisfied(key, exp.timestamp), key
-    for key, uids in sorted(getattr(expectations, "uids", {}).items()):
-        assert not uids, f"{controller}: {key} still expects the deletion of {sorted(uids)} at rest"
 
 
 class DaemonSetMachine(RuleBasedStateMachine):

@@ -92,7 +92,7 @@ from engine.controllers.replicaset import NAME as RS_NAME
 from engine.controllers.replicaset import reconcile_replicaset
 from engine.events import KubeletPolicy
 from engine.loop import Engine
-from tests.faultrules import inject_fault_rule, requeue_pending
+from tests.faultrules import expectations_at_rest, inject_fault_rule, requeue_pending
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -330,19 +330,6 @@ def rollout_params(d: Deployment) -> tuple[int, str, int, int, int]:
 # =============================================================================================
 # The state machine
 # =============================================================================================
-
-
-def expectations_at_rest(engine: Engine, controller: str) -> None:
-    """Every expectation the controller raised was observed or lowered (ControllerExpectations,
-    engine/controllers/expectations.py): counts at or below zero, none waiting on
-    ExpectationsTimeout, and no pod deletion still expected by key (UID tracking); a count
-    below zero (a pod observed twice) never blocks, as Fulfilled is `<= 0`."""
-    expectations = engine.by_name[controller].expectations  # type: ignore[attr-defined]
-    for key, exp in sorted(expectations.store.items()):
-        assert exp.fulfilled(), f"{controller}: expectations of {key} unsatisfied at rest: add {exp.add}, del {exp.dels}"
-        assert expectations.satisfied(key, exp.timestamp), key
-    for key, uids in sorted(getattr(expectations, "uids", {}).items()):
-        assert not uids, f"{controller}: {key} still expects the deletion of {sorted(uids)} at rest"
 
 
 class DeploymentMachine(RuleBasedStateMachine):

@@ -557,6 +557,21 @@ def test_a_paced_sync_cut_by_its_client_bucket_does_not_forget_the_failures():
     assert len(pods(engine)) == 2
 
 
+def replayed_with_and_without_fault(text: list[str], first: int, fault: dict[str, Any]) -> tuple[Engine, Engine]:
+    """The history's lines run to rest as they are, and with an `api-fault` line (`fault`'s
+    fields, from the time of line `first` for 20 s) inserted before line `first`."""
+    start = json.loads(text[first])["at"]
+    end = (datetime.fromisoformat(start.replace("Z", "+00:00")) + timedelta(seconds=20)).isoformat().replace("+00:00", "Z")
+    line = json.dumps({"at": start, "op": "api-fault", **fault, "until": end})
+    plain = Engine()
+    plain.run(parse_lines(enumerate(text, start=1)))
+    plain.finish()
+    faulted = Engine()
+    faulted.run(parse_lines(enumerate([*text[:first], line, *text[first:]], start=1)))
+    faulted.finish()
+    return plain, faulted
+
+
 def _outcome(engine: Engine) -> list[tuple[Any, ...]]:
     """What a converged cluster holds, without the names and times a replay generates."""
     out: list[tuple[Any, ...]] = []
@@ -593,15 +608,7 @@ def test_after_the_fault_window_the_cluster_is_what_it_would_have_been(example, 
 
     text = (Path(__file__).parent.parent / "examples" / example).read_text().splitlines()
     first = next(i for i, raw in enumerate(text) if json.loads(raw).get("object", {}).get("kind") in ("DaemonSet", "StatefulSet", "Deployment"))
-    start = json.loads(text[first])["at"]
-    end = (datetime.fromisoformat(start.replace("Z", "+00:00")) + timedelta(seconds=20)).isoformat().replace("+00:00", "Z")
-    line = json.dumps({"at": start, "op": "api-fault", "code": code, "until": end})
-    plain = Engine()
-    plain.run(parse_lines(enumerate(text, start=1)))
-    plain.finish()
-    faulted = Engine()
-    faulted.run(parse_lines(enumerate([*text[:first], line, *text[first:]], start=1)))
-    faulted.finish()
+    plain, faulted = replayed_with_and_without_fault(text, first, {"code": code})
     assert any(isinstance(e, ev.RequestRefused) for e in faulted.events), "the fault refused nothing"
     assert _outcome(faulted) == _outcome(plain)
 

@@ -309,22 +309,14 @@ def test_after_the_fault_window_the_cluster_is_what_it_would_have_been(example, 
     cluster holds what the same history without the fault gives."""
     from pathlib import Path
 
-    from test_faults import _outcome
+    from test_faults import _outcome, replayed_with_and_without_fault
 
     text = (Path(__file__).parent.parent / "examples" / example).read_text().splitlines()
     first = next(i for i, raw in enumerate(text) if json.loads(raw).get("object", {}).get("kind") in ("DaemonSet", "StatefulSet", "Deployment"))
     deletes = [i for i, raw in enumerate(text) if json.loads(raw)["op"] == "delete"]
     if client == "garbage-collector" and deletes:
         first = deletes[0]  # the garbage collector's work starts with a deletion
-    start = json.loads(text[first])["at"]
-    end = (datetime.fromisoformat(start.replace("Z", "+00:00")) + timedelta(seconds=20)).isoformat().replace("+00:00", "Z")
-    line = json.dumps({"at": start, "op": "api-fault", "client": client, "code": 500, "until": end})
-    plain = Engine()
-    plain.run(parse_lines(enumerate(text, start=1)))
-    plain.finish()
-    faulted = Engine()
-    faulted.run(parse_lines(enumerate([*text[:first], line, *text[first:]], start=1)))
-    faulted.finish()
+    plain, faulted = replayed_with_and_without_fault(text, first, {"client": client, "code": 500})
     if client != "garbage-collector" or deletes:
         assert any(isinstance(e, ev.RequestRefused) for e in faulted.events), "the fault refused nothing"
     assert _outcome(faulted) == _outcome(plain)

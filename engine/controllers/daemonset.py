@@ -42,6 +42,7 @@ from engine.controllers.ownership import (
     claim,
     controller_keys,
     owner_ref_to,
+    resolve_controller_ref,
 )
 from engine.controllers.revisions import (
     HASH_LABEL,
@@ -239,13 +240,7 @@ class DaemonSetController(IndexedController):
 
 def _resolve(cluster: Cluster, namespace: str, refs: Sequence[OwnerReference]) -> str | None:
     """Mirrors resolveControllerRef: the DaemonSet a controllerRef names, if it is still that one."""
-    ref = next((r for r in refs if r.controller), None)
-    if ref is None or ref.kind != "DaemonSet":
-        return None
-    ds = cluster.get("DaemonSet", namespace, ref.name)
-    if ds is None or ds.metadata.uid != ref.uid:
-        return None
-    return f"{namespace}/{ref.name}"
+    return resolve_controller_ref(cluster, namespace, next((r for r in refs if r.controller), None), "DaemonSet")
 
 
 def _all_daemonsets(cluster: Cluster) -> list[str]:

@@ -26,6 +26,17 @@ def controller_ref(obj: KubeObject) -> OwnerReference | None:
     return None
 
 
+def resolve_controller_ref(cluster: Cluster, namespace: str, ref: OwnerReference | None, kind: str) -> str | None:
+    """Mirrors resolveControllerRef: the key of the `kind` a controllerRef names, if it is still
+    that one (same name and uid)."""
+    if ref is None or ref.kind != kind:
+        return None
+    owner = cluster.get(kind, namespace, ref.name)
+    if owner is None or owner.metadata.uid != ref.uid:
+        return None
+    return f"{namespace}/{ref.name}"
+
+
 def controller_keys(obj: KubeObject, cluster: Cluster, kind: str) -> list[str]:
     """The `kind` controlling `obj`, or (an orphan) every `kind` whose selector matches it: who
     the DaemonSet and StatefulSet pod handlers (addPod/updatePod) wake."""

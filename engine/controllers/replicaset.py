@@ -60,6 +60,7 @@ from engine.controllers.ownership import (
     claim,
     controller_ref,
     owner_ref_to,
+    resolve_controller_ref,
 )
 
 NAME = "replicaset-controller"
@@ -435,12 +436,7 @@ def _key(obj: KubeObject) -> str:
 
 def _resolve(cluster: Cluster, namespace: str, ref: OwnerReference | None) -> str | None:
     """Mirrors resolveControllerRef: the ReplicaSet a controllerRef names, if it is still that one."""
-    if ref is None or ref.kind != "ReplicaSet":
-        return None
-    rs = cluster.get("ReplicaSet", namespace, ref.name)
-    if rs is None or rs.metadata.uid != ref.uid:
-        return None
-    return f"{namespace}/{ref.name}"
+    return resolve_controller_ref(cluster, namespace, ref, "ReplicaSet")
 
 
 def _selecting(cluster: Cluster, pod: KubeObject) -> list[str]:
