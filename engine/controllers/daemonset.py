@@ -37,7 +37,6 @@ from engine.api.state import Cluster
 from engine.controllers.expectations import ControllerExpectations
 from engine.controllers.hashing import compute_hash
 from engine.controllers.ownership import (
-    IncrementalMismatch,
     IndexedController,
     claim,
     controller_keys,
@@ -228,14 +227,7 @@ class DaemonSetController(IndexedController):
             return []
         if not self.expectations.satisfied(key, now):
             return reconcile_daemonset(ds, cluster, now, satisfied=False)
-        if self.index is None:
-            return reconcile_daemonset(ds, cluster, now)
-        commands = self.index.sync(ds, cluster, now)
-        if self.check:
-            reference = reconcile_daemonset(ds, cluster, now)
-            if commands != reference:
-                raise IncrementalMismatch(key, now, commands, reference)
-        return commands
+        return self.checked_sync(key, ds, cluster, now, lambda: reconcile_daemonset(ds, cluster, now))
 
 
 def _resolve(cluster: Cluster, namespace: str, refs: Sequence[OwnerReference]) -> str | None:

@@ -167,7 +167,22 @@ class IndexedController:
     from the same observed events, and forgets them with the index."""
 
     index: EventIndex | None
+    check: bool = False  # $KREPLAY_CHECK_INCREMENTAL: every sync against the full recomputation
     expectations: ControllerExpectations | None = None
+
+    def checked_sync(
+        self, key: str, workload: KubeObject, cluster: Cluster, now: datetime, full: Callable[[], Sequence[cmd.Command]]
+    ) -> Sequence[cmd.Command]:
+        """The index's sync of `workload`, or without an index the full recomputation `full`;
+        in check mode both, which must agree (else IncrementalMismatch)."""
+        if self.index is None:
+            return full()
+        commands = self.index.sync(workload, cluster, now)  # type: ignore[attr-defined]
+        if self.check:
+            reference = full()
+            if commands != reference:
+                raise IncrementalMismatch(key, now, commands, reference)
+        return commands
 
     def forget(self) -> None:
         """The loop's word that events were missed: the index starts over, and the

@@ -55,7 +55,6 @@ from engine.api.selectors import Selector, SelectorError, from_label_selector
 from engine.api.state import Cluster
 from engine.controllers.expectations import UIDTrackingControllerExpectations
 from engine.controllers.ownership import (
-    IncrementalMismatch,
     IndexedController,
     claim,
     controller_ref,
@@ -564,14 +563,7 @@ class ReplicaSetController(IndexedController):
             return []
         if not self.expectations.satisfied(key, now):  # rsNeedsSync false: status alone
             return reconcile_replicaset(rs, cluster, now, needs_sync=False)
-        if self.index is None:
-            return reconcile_replicaset(rs, cluster, now)
-        commands = self.index.sync(rs, cluster, now)
-        if self.check:
-            reference = reconcile_replicaset(rs, cluster, now)
-            if commands != reference:
-                raise IncrementalMismatch(key, now, commands, reference)
-        return commands
+        return self.checked_sync(key, rs, cluster, now, lambda: reconcile_replicaset(rs, cluster, now))
 
 
 def replica_failure_status(rs: ReplicaSet, status: ReplicaSetStatus, error: str, now: datetime) -> ReplicaSetStatus:

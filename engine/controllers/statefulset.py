@@ -50,7 +50,6 @@ from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
 from engine.controllers.hashing import revision_data, statefulset_revision_hash, with_go_zero_values
 from engine.controllers.ownership import (
-    IncrementalMismatch,
     IndexedController,
     claim,
     controller_keys,
@@ -989,14 +988,7 @@ class StatefulSetController(IndexedController):
         sts = cluster.get("StatefulSet", ns, name)
         if not isinstance(sts, StatefulSet):
             return []
-        if self.index is None:
-            return reconcile_statefulset(sts, cluster, now)
-        commands = self.index.sync(sts, cluster, now)
-        if self.check:
-            reference = reconcile_statefulset(sts, cluster, now)
-            if commands != reference:
-                raise IncrementalMismatch(key, now, commands, reference)
-        return commands
+        return self.checked_sync(key, sts, cluster, now, lambda: reconcile_statefulset(sts, cluster, now))
 
 
 def _claim_keys(namespace: str, name: str, cluster: Cluster) -> list[str]:
