@@ -84,7 +84,7 @@ from engine.controllers.statefulset import (
     template_of_revision,
 )
 from engine.events import KubeletPolicy
-from engine.loop import Engine
+from engine.loop import Engine, SyncRun
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -185,7 +185,8 @@ class _Quiet:
 class Sync:
     """What one sync asked for."""
 
-    commands: list[cmd.Command]
+    commands: list[cmd.Command]  # the requests that went out, in order
+    refused: list[cmd.Command] = field(default_factory=list)
 
     @property
     def creates(self) -> list[str]:
@@ -335,27 +336,64 @@ class Manager:
 
     # --- syncing ---------------------------------------------------------------------------------
 
-    def sync(self, name: str = "foo", *, finish_deletes: bool = True) -> Sync:
-        """One UpdateStatefulSet, its commands carried out as fakeObjectManager does."""
+    def sync(self, name: str = "foo", *, finish_deletes: bool = True, refuse: Refuse | None = None) -> Sync:
+        """One UpdateStatefulSet, its commands carried out as fakeObjectManager does, through the
+        loop's SyncRun (what an error stops, the alternatives a refusal chooses); `refuse` is
+        the fake's error injection (SetDeleteStatefulPodError and the like): the status code a
+        request meets, or None for one that goes through."""
         commands = reconcile_statefulset(self.sts(name), self.cluster, self.now)
+        run = _FakeRun(self, f"{NS}/{name}", refuse, finish_deletes)
         for command in commands:
-            self.engine.execute(command, NAME, 0)
-            if isinstance(command, cmd.CreateObject) and isinstance(command.object, Pod):
-                created = self.cluster.pod(NS, command.object.metadata.name)
-                assert created is not None
-                self.engine.execute(cmd.BindPod(namespace=NS, name=created.metadata.name, node=NODE, reason="test", message=""), "scheduler", 0)
-            if finish_deletes and isinstance(command, cmd.DeleteObject) and command.kind == "Pod":
-                pod = self.cluster.pod(command.namespace, command.name)
-                if pod is not None and command.uid in ("", pod.metadata.uid):
-                    # the fake object manager drops a deleted pod from the store at once (a pod
-                    # made earlier in the same sync is deleted without a uid precondition)
-                    self.engine.execute(
-                        cmd.FinishDeletion(namespace=command.namespace, name=command.name, uid=pod.metadata.uid, reason="test", message=""),
-                        "kubelet",
-                        0,
-                    )
+            run.issue(command)
         self.engine.settle()
-        return Sync(list(commands))
+        return Sync(run.sent, [c for c in commands if c in run.refused_here])
+
+    def carry_out(self, command: cmd.Command, finish_deletes: bool) -> None:
+        self.engine.execute(command, NAME, 0)
+        if isinstance(command, cmd.CreateObject) and isinstance(command.object, Pod):
+            created = self.cluster.pod(NS, command.object.metadata.name)
+            assert created is not None
+            self.engine.execute(cmd.BindPod(namespace=NS, name=created.metadata.name, node=NODE, reason="test", message=""), "scheduler", 0)
+        if finish_deletes and isinstance(command, cmd.DeleteObject) and command.kind == "Pod":
+            pod = self.cluster.pod(command.namespace, command.name)
+            if pod is not None and command.uid in ("", pod.metadata.uid):
+                # the fake object manager drops a deleted pod from the store at once (a pod
+                # made earlier in the same sync is deleted without a uid precondition)
+                self.engine.execute(
+                    cmd.FinishDeletion(namespace=command.namespace, name=command.name, uid=pod.metadata.uid, reason="test", message=""),
+                    "kubelet",
+                    0,
+                )
+
+
+Refuse = Callable[[cmd.Command], int | None]
+
+
+@dataclass
+class _Refused:
+    """What the fake's injected error leaves for SyncRun: its status code."""
+
+    code: int
+
+
+class _FakeRun(SyncRun):
+    """The loop's SyncRun with the fake object manager's client: `refuse` stands in for the API
+    server's errors, and every request that goes through is carried out by the Manager."""
+
+    def __init__(self, m: Manager, key: str, refuse: Refuse | None, finish_deletes: bool) -> None:
+        super().__init__(m.engine, _Quiet(), key, 0)  # type: ignore[arg-type]
+        self.m, self.refuse, self.finish_deletes = m, refuse, finish_deletes
+        self.sent: list[cmd.Command] = []
+        self.refused_here: list[cmd.Command] = []
+
+    def send(self, command: cmd.Command, may_sleep: bool = False) -> ev.RequestRefused | None:
+        code = self.refuse(command) if self.refuse is not None else None
+        if code is not None:
+            self.refused_here.append(command)
+            return _Refused(code)  # type: ignore[return-value]
+        self.m.carry_out(command, self.finish_deletes)
+        self.sent.append(command)
+        return None
 
 
 def _has_ref(obj: KubeObject, owner: KubeObject) -> bool:
