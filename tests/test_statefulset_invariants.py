@@ -874,7 +874,15 @@ class StatefulSetMachine(RuleBasedStateMachine):
     # --- API faults (issue 14 section 2) ---------------------------------------------------------
 
     inject_fault = inject_fault_rule(
-        [(NAME, "create", "", "Pod"), (NAME, "delete", "", "Pod"), (NAME, "update", "status", "StatefulSet"), (NAME, "create", "", "ControllerRevision")]
+        [
+            (NAME, "create", "", "Pod"),
+            (NAME, "delete", "", "Pod"),
+            (NAME, "update", "status", "StatefulSet"),
+            (NAME, "create", "", "ControllerRevision"),
+            (NAME, "update", "", "ControllerRevision"),
+            (NAME, "delete", "", "ControllerRevision"),
+            (NAME, "create", "", "PersistentVolumeClaim"),
+        ]
     )
 
     def faulted(self) -> bool:
