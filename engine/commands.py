@@ -14,18 +14,57 @@ from engine.api.objects import AnyObject, KubeObject, PodStatus, kind_of
 
 
 class Command(msgspec.Struct, tag=True, tag_field="command", frozen=True, kw_only=True):
+    """A request (or a record) one sync decided; the loop sends a sync's commands in order.
+
+    What an earlier refused request of the same sync (an injected API fault) does to a command,
+    as upstream's error paths, is data on the command, decided by the loop alone
+    (`engine.loop.SyncRun.skips`):
+
+    - By default the sync stopped at the refusal (the sync handler's error return): the command
+      is never sent.
+    - `group`: requests of one parallel group (a slowStartBatch batch, syncNodes' deletes: the
+      same nonzero `group`) all go out; within a group the requests of one worker (one goroutine
+      of the batch, e.g. a StatefulSet's processReplica: a claim, then its pod) share a nonzero
+      `chain`, and a refused one ends the rest of its chain alone.
+    - `despite_errors`: goes out whatever was refused (syncNodes' deletes after a failed create
+      batch).
+    - `step` names where in upstream's sync the request is sent, a path in its call tree
+      ("revisions", "pods/web-1/claims", "status", "history"); `despite` names the steps whose
+      errors the code that sends this one does not stop at: the command goes out when every
+      refused request so far is within one of them (a step is within itself and its
+      descendants: "pods" holds "pods/web-1/claims") or is forgiven by `group`/`chain` as above.
+      So updateStatefulSetStatus (`despite=("pods",)`) follows updateStatefulSet's errors but
+      not getStatefulSetRevisions'; truncateHistory follows every error of performUpdate but
+      stops at its own; createPersistentVolumeClaims tries every claim of a pod.
+    - `if_refused` / `unless_refused`: the command is one of alternatives whose content depends
+      on what was refused before it in this sync: sent only when a request within one of
+      these steps was refused / only when none was (the status a refused rolling-update delete
+      leaves, without its `currentReplicas--`; the revisions truncateHistory may delete when
+      getStatefulSetRevisions failed). An alternative not taken is neither sent nor counted as
+      skipped.
+    - `not_found_ok`: a 404 NotFound refusal of this request is no error for the sync (the
+      rolling update's `DeleteStatefulPod`, `if !errors.IsNotFound(err)`): it is recorded, and
+      the sync goes on as if the request had gone through.
+
+    Conditions are decided when the command's turn comes, from the requests sent before it, so
+    a command never calls back into its controller.
+    """
+
     reason: str
     message: str
-    # what an earlier refused request of the same sync (an injected API fault) does to this
-    # one, as upstream's error paths: by default the sync stopped at the refusal and this is
-    # never sent; requests of one parallel group (a slowStartBatch batch, syncNodes' deletes:
-    # the same nonzero `group`) all go out; `despite_errors` ones go out anyway (syncNodes
-    # deletes after a failed create batch); within a group, the requests of one worker (one
-    # goroutine of the batch, e.g. a StatefulSet's processReplica: a claim, then its pod) share
-    # a nonzero `chain`, and a refused one ends the rest of its chain alone
     group: int = 0
     chain: int = 0
     despite_errors: bool = False
+    step: str = ""
+    despite: tuple[str, ...] = ()
+    if_refused: tuple[str, ...] = ()
+    unless_refused: tuple[str, ...] = ()
+    not_found_ok: bool = False
+
+
+def within(step: str, steps: tuple[str, ...]) -> bool:
+    """Is `step` one of `steps` or below one of them ("pods/web-1/claims" is within "pods")?"""
+    return bool(step) and any(step == s or step.startswith(s + "/") for s in steps)
 
 
 class CreateObject(Command, kw_only=True):

@@ -86,6 +86,7 @@ STATUS: dict[int, tuple[str, str]] = {
         "Timeout: request did not complete within the allotted timeout",
     ),
 }
+NOT_FOUND = 404
 CONFLICT = 409
 TIMEOUT = 504
 # the requests a timed-out fault may have carried out (`written`): those whose effect the

@@ -802,8 +802,11 @@ class SyncRun:
     refuses is recorded (`RequestRefused`) and ends the sync as upstream's error return does:
     later requests are not sent, except those of the refused one's parallel group (the rest of
     its `slowStartBatch` batch, but not the rest of a worker's `chain` that met a refusal: a
-    StatefulSet pod whose claim was refused) and those marked `despite_errors` (syncNodes'
-    deletes); creates
+    StatefulSet pod whose claim was refused), those marked `despite_errors` (syncNodes'
+    deletes) and those whose `despite` steps hold every refusal so far (the StatefulSet's
+    status write after updateStatefulSet's error, truncateHistory, a pod's other claims);
+    alternatives (`if_refused`, `unless_refused`) are chosen by what was refused before them
+    (`engine.commands.Command` has the rules); creates
     never sent are the skipped ones whose expectations upstream lowers (`CreationObserved`).
     Then the controller's status write after an error (`after_sync_error`: storeDaemonSetStatus,
     calculateStatus with ReplicaFailure, updateStatefulSetStatus), and the workqueue's
@@ -817,7 +820,7 @@ class SyncRun:
     over), `retry_refused` replaces the requeue altogether (the kubelet status manager's
     syncBatch)."""
 
-    __slots__ = ("actor", "attempt", "broken", "engine", "failed", "key", "managed", "skipped", "sleeping", "trigger")
+    __slots__ = ("actor", "attempt", "broken", "engine", "failed", "key", "managed", "refused", "skipped", "sleeping", "trigger")
 
     def __init__(self, engine: Engine, actor: Controller, key: str, trigger: int) -> None:
         self.engine = engine
@@ -826,6 +829,7 @@ class SyncRun:
         self.trigger = trigger
         self.failed: tuple[cmd.Command, ev.RequestRefused] | None = None
         self.skipped: list[cmd.Command] = []
+        self.refused: list[cmd.Command] = []  # every request of this sync refused so far, in order
         self.broken: set[tuple[int, int]] = set()  # (group, chain) of the workers a refusal ended
         self.managed = False  # the sync found its expectations satisfied (check mode)
         # the RetryOnConflict attempt of this sync's status write (after a paced sleep, 2..4)
@@ -873,18 +877,40 @@ class SyncRun:
 
     def skips(self, command: cmd.Command) -> bool:
         """Is this command one the sync no longer sends (an earlier request was refused, or the
-        worker sleeps in RetryOnConflict: the sync after the sleep decides the rest again)?"""
-        if self.sleeping:
+        worker sleeps in RetryOnConflict: the sync after the sleep decides the rest again), or
+        an alternative not taken?"""
+        if self.sleeping or not self.applies(command):
             return True
         if self.failed is None or command.despite_errors:
             return False
+        if command.despite:
+            return not all(self._forgiven(command, refused) for refused in self.refused)
         first = self.failed[0]
         if not (command.group and command.group == first.group):
             return True
         # the rest of the failing batch goes out, but a worker stops at its own error
         return bool(command.chain) and (command.group, command.chain) in self.broken
 
+    def _forgiven(self, command: cmd.Command, refused: cmd.Command) -> bool:
+        """Does `command` go out despite this earlier refused request (`Command.despite`, or the
+        rest of its parallel group outside a broken chain)?"""
+        if cmd.within(refused.step, command.despite):
+            return True
+        if not (command.group and command.group == refused.group):
+            return False
+        return not (command.chain and (command.group, command.chain) in self.broken)
+
+    def applies(self, command: cmd.Command) -> bool:
+        """Is this command the alternative that what was refused so far chooses
+        (`if_refused` / `unless_refused`)? Commands without conditions always are."""
+        if command.if_refused and not any(cmd.within(r.step, command.if_refused) for r in self.refused):
+            return False
+        return not (command.unless_refused and any(cmd.within(r.step, command.unless_refused) for r in self.refused))
+
     def issue(self, command: cmd.Command) -> None:
+        if not self.applies(command):
+            self._not_observed(command)  # an alternative not taken: never sent, not skipped
+            return
         if self.skips(command):
             self.skipped.append(command)
             self._not_observed(command)
@@ -892,6 +918,9 @@ class SyncRun:
         refused = self.send(command, may_sleep=True)
         if refused is not None:
             self._not_observed(command)
+            if command.not_found_ok and refused.code == faults.NOT_FOUND:
+                return  # the controller treats NotFound as done (the rolling update's delete)
+            self.refused.append(command)
             if self.failed is None:
                 self.failed = (command, refused)
             if command.chain:

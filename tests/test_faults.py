@@ -403,6 +403,45 @@ def test_statefulset_honor_revision_history_limit():
     assert_ready_and_scaled(engine)
 
 
+def _first_sts_sync_after(engine: Engine, seconds: float) -> list[ev.Event]:
+    later = [e for e in engine.events if e.at >= T0 + timedelta(seconds=seconds)]
+    return later[: next(i for i, e in enumerate(later) if isinstance(e, ev.SyncFailed) and e.owner == "statefulset-controller") + 1]
+
+
+@pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"], ids=["monotonic", "burst"])
+def test_a_refused_revision_create_sends_no_pod_request_and_no_status_write(policy):
+    """performUpdate returns at getStatefulSetRevisions' error: the sync that meets the refused
+    ControllerRevision create deletes no pod and writes no status; the requeue rolls out."""
+    engine = replay(node("n"), statefulset(policy=policy))
+    lines = [sts_fault(t=30, verb="create", kind="ControllerRevision", count=1), statefulset(image="foo:2", policy=policy, t=31)]
+    engine.run(parse_lines((30 + i, json.dumps(line)) for i, line in enumerate(lines)))
+    sync = _first_sts_sync_after(engine, 31)
+    assert [e.kind for e in sync if isinstance(e, ev.RequestRefused)] == ["ControllerRevision"]
+    by_sts = [e for e in sync if getattr(e, "by", "") == "statefulset-controller"]
+    assert not [e for e in by_sts if isinstance(e, ev.DeletionStarted | ev.ObjectDeleted | ev.StatusUpdated)]
+    engine.finish()
+    sts = assert_ready_and_scaled(engine)
+    assert sts.status.current_revision == sts.status.update_revision
+    assert {c.image for p in pods(engine) for c in p.spec.containers} == {"foo:2"}
+
+
+def test_new_revision_delete_pod_failure_leaves_current_replicas_as_they_were():
+    """NewRevisionDeletePodFailure, in the whole engine: the rolling update's delete of foo-2 is
+    refused; the status written after it names the new update revision and keeps currentReplicas
+    3; the requeue deletes it and the rollout completes."""
+    engine = replay(node("n"), statefulset())
+    lines = [sts_fault(t=30, verb="delete", kind="Pod", count=1), statefulset(image="foo:2", t=31)]
+    engine.run(parse_lines((30 + i, json.dumps(line)) for i, line in enumerate(lines)))
+    sync = _first_sts_sync_after(engine, 31)
+    assert names(refused(sync, "delete")) == ["foo-2"]
+    written = [e.object for e in sync if isinstance(e, ev.StatusUpdated) and e.by == "statefulset-controller"]
+    assert len(written) == 1 and isinstance(written[0], StatefulSet)
+    status = written[0].status
+    assert status.current_replicas == 3 and status.current_revision != status.update_revision
+    engine.finish()
+    assert {c.image for p in pods(engine) for c in p.spec.containers} == {"foo:2"}
+
+
 # --- StatefulSet, podManagementPolicy: Parallel (runForAll's slowStartBatch) ------------------
 
 

@@ -84,7 +84,7 @@ from engine.controllers.statefulset import (
     template_of_revision,
 )
 from engine.events import KubeletPolicy
-from engine.loop import Engine
+from engine.loop import Engine, SyncRun
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -155,6 +155,12 @@ def sts_manifest(
     return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "namespace": NS}, "spec": spec}
 
 
+def with_claims(manifest: dict[str, Any], *names: str) -> dict[str, Any]:
+    """The manifest with these volumeClaimTemplates (each like newStatefulSet's `datadir`)."""
+    manifest["spec"]["volumeClaimTemplates"] = [{"metadata": {"name": n}, "spec": {"resources": {"requests": {"storage": "1"}}}} for n in names]
+    return manifest
+
+
 def partitioned(partition: int, max_unavailable: int | str | None = None) -> dict[str, Any]:
     rolling: dict[str, Any] = {"partition": partition}
     if max_unavailable is not None:
@@ -185,7 +191,9 @@ class _Quiet:
 class Sync:
     """What one sync asked for."""
 
-    commands: list[cmd.Command]
+    commands: list[cmd.Command]  # the requests that went out, in order
+    refused: list[cmd.Command] = field(default_factory=list)
+    failed: bool = False  # UpdateStatefulSet returned an error (a NotFound the code sinks is none)
 
     @property
     def creates(self) -> list[str]:
@@ -335,27 +343,64 @@ class Manager:
 
     # --- syncing ---------------------------------------------------------------------------------
 
-    def sync(self, name: str = "foo", *, finish_deletes: bool = True) -> Sync:
-        """One UpdateStatefulSet, its commands carried out as fakeObjectManager does."""
+    def sync(self, name: str = "foo", *, finish_deletes: bool = True, refuse: Refuse | None = None) -> Sync:
+        """One UpdateStatefulSet, its commands carried out as fakeObjectManager does, through the
+        loop's SyncRun (what an error stops, the alternatives a refusal chooses); `refuse` is
+        the fake's error injection (SetDeleteStatefulPodError and the like): the status code a
+        request meets, or None for one that goes through."""
         commands = reconcile_statefulset(self.sts(name), self.cluster, self.now)
+        run = _FakeRun(self, f"{NS}/{name}", refuse, finish_deletes)
         for command in commands:
-            self.engine.execute(command, NAME, 0)
-            if isinstance(command, cmd.CreateObject) and isinstance(command.object, Pod):
-                created = self.cluster.pod(NS, command.object.metadata.name)
-                assert created is not None
-                self.engine.execute(cmd.BindPod(namespace=NS, name=created.metadata.name, node=NODE, reason="test", message=""), "scheduler", 0)
-            if finish_deletes and isinstance(command, cmd.DeleteObject) and command.kind == "Pod":
-                pod = self.cluster.pod(command.namespace, command.name)
-                if pod is not None and command.uid in ("", pod.metadata.uid):
-                    # the fake object manager drops a deleted pod from the store at once (a pod
-                    # made earlier in the same sync is deleted without a uid precondition)
-                    self.engine.execute(
-                        cmd.FinishDeletion(namespace=command.namespace, name=command.name, uid=pod.metadata.uid, reason="test", message=""),
-                        "kubelet",
-                        0,
-                    )
+            run.issue(command)
         self.engine.settle()
-        return Sync(list(commands))
+        return Sync(run.sent, run.refused_here, run.failed is not None)
+
+    def carry_out(self, command: cmd.Command, finish_deletes: bool) -> None:
+        self.engine.execute(command, NAME, 0)
+        if isinstance(command, cmd.CreateObject) and isinstance(command.object, Pod):
+            created = self.cluster.pod(NS, command.object.metadata.name)
+            assert created is not None
+            self.engine.execute(cmd.BindPod(namespace=NS, name=created.metadata.name, node=NODE, reason="test", message=""), "scheduler", 0)
+        if finish_deletes and isinstance(command, cmd.DeleteObject) and command.kind == "Pod":
+            pod = self.cluster.pod(command.namespace, command.name)
+            if pod is not None and command.uid in ("", pod.metadata.uid):
+                # the fake object manager drops a deleted pod from the store at once (a pod
+                # made earlier in the same sync is deleted without a uid precondition)
+                self.engine.execute(
+                    cmd.FinishDeletion(namespace=command.namespace, name=command.name, uid=pod.metadata.uid, reason="test", message=""),
+                    "kubelet",
+                    0,
+                )
+
+
+Refuse = Callable[[cmd.Command], int | None]
+
+
+@dataclass
+class _Refused:
+    """What the fake's injected error leaves for SyncRun: its status code."""
+
+    code: int
+
+
+class _FakeRun(SyncRun):
+    """The loop's SyncRun with the fake object manager's client: `refuse` stands in for the API
+    server's errors, and every request that goes through is carried out by the Manager."""
+
+    def __init__(self, m: Manager, key: str, refuse: Refuse | None, finish_deletes: bool) -> None:
+        super().__init__(m.engine, _Quiet(), key, 0)  # type: ignore[arg-type]
+        self.m, self.refuse, self.finish_deletes = m, refuse, finish_deletes
+        self.sent: list[cmd.Command] = []
+        self.refused_here: list[cmd.Command] = []
+
+    def send(self, command: cmd.Command, may_sleep: bool = False) -> ev.RequestRefused | None:
+        code = self.refuse(command) if self.refuse is not None else None
+        if code is not None:
+            self.refused_here.append(command)
+            return _Refused(code)  # type: ignore[return-value]
+        self.m.carry_out(command, self.finish_deletes)
+        self.sent.append(command)
+        return None
 
 
 def _has_ref(obj: KubeObject, owner: KubeObject) -> bool:
@@ -595,12 +640,20 @@ def _recreates_pod(terminal: str) -> Callable[[Manager], None]:
     return run
 
 
-def new_revision_delete_pod(m: Manager) -> None:
-    """Mirrors NewRevisionDeletePodFailure, its second half: a new revision's first sync deletes
-    one pod, and the status counts one current replica less."""
+def new_revision_delete_pod_failure(m: Manager) -> None:
+    """Mirrors NewRevisionDeletePodFailure: a new revision's first sync deletes one pod; with the
+    delete refused the status is still written (the new update revision) but keeps
+    currentReplicas 3 (`status.CurrentReplicas--` follows DeleteStatefulPod); once the delete
+    goes through it counts one current replica less."""
     scale_up(m)
     assert m.sts().status.replicas == 3
     m.set_image("nginx-new")
+    failed = m.sync(refuse=lambda c: 500 if isinstance(c, cmd.DeleteObject) and c.kind == "Pod" else None)
+    assert [c.name for c in failed.refused if isinstance(c, cmd.DeleteObject)] == ["foo-2"]
+    sts = m.sts()
+    assert sts.status.current_replicas == 3
+    assert sts.status.current_revision != sts.status.update_revision
+    invariants_for(sts)(m, "foo")
     done = m.sync()
     assert done.deletes == ["foo-2"]
     assert done.status.current_replicas == 2
@@ -627,7 +680,7 @@ CONTROL_CASES = [
     pytest.param(replaces_pods, 5, id="ReplacesPods"),
     pytest.param(_recreates_pod("Failed"), 3, id="RecreatesFailedPod"),
     pytest.param(_recreates_pod("Succeeded"), 3, id="RecreatesSucceededPod"),
-    pytest.param(new_revision_delete_pod, 3, id="NewRevisionDeletePodFailure-delete-works"),
+    pytest.param(new_revision_delete_pod_failure, 3, id="NewRevisionDeletePodFailure"),
     pytest.param(recreates_pvc_for_pending_pod, 3, id="RecreatesPVCForPendingPod"),
 ]
 
@@ -864,6 +917,169 @@ def test_limits_history_TestStatefulSetControlLimitsHistory(parallel: bool, limi
             assert len(m.revisions()) == i + 2  # no truncation: the history only grows
             continue
         assert len(m.revisions()) <= limit + 2
+
+
+# =============================================================================================
+# UpdateStatefulSet's error paths: performUpdate, updateStatefulSet, truncateHistory,
+# createPersistentVolumeClaims (a request the fake refuses, as SetDeleteStatefulPodError does)
+# =============================================================================================
+
+
+def refusing(verb: type[cmd.Command], kind: str, name: str = "", code: int = 500) -> Refuse:
+    """The fake's error for requests of this command type and kind (and name, if given)."""
+
+    def refuse(command: cmd.Command) -> int | None:
+        if not isinstance(command, verb):
+            return None
+        obj = getattr(command, "object", None)
+        command_kind = type(obj).__name__ if obj is not None else getattr(command, "kind", "")
+        command_name = obj.metadata.name if obj is not None else getattr(command, "name", "")
+        return code if command_kind == kind and name in ("", command_name) else None
+
+    return refuse
+
+
+def _status_writes(done: Sync) -> list[cmd.UpdateStatus]:
+    return [c for c in done.commands if isinstance(c, cmd.UpdateStatus)]
+
+
+def _roll_back(m: Manager) -> None:
+    """nginx, then nginx-new rolled out: the next template change back to nginx re-uses
+    revision 1 (getStatefulSetRevisions' UpdateControllerRevision)."""
+    scale_up(m)
+    m.set_image("nginx-new")
+    update_to_completion(m)
+    m.sync()
+    m.set_image("nginx")
+
+
+@pytest.mark.parametrize("parallel", [pytest.param(False, id="Monotonic"), pytest.param(True, id="Burst")])
+@pytest.mark.parametrize(
+    "prepare, refused",
+    [
+        pytest.param(lambda m: (scale_up(m), m.set_image("nginx-new")), cmd.CreateObject, id="a-new-revision-create"),
+        pytest.param(_roll_back, cmd.UpdateObject, id="a-rollback-revision-update"),
+    ],
+)
+def test_a_refused_revision_write_sends_no_pod_request_and_no_status_write(
+    prepare: Callable[[Manager], None], refused: type[cmd.Command], parallel: bool
+) -> None:
+    """performUpdate returns at getStatefulSetRevisions' error, before updateStatefulSet and
+    updateStatefulSetStatus: no pod is deleted, the status stays; the next sync rolls."""
+    m = Manager()
+    m.add_set(sts_manifest(3, parallel=parallel))
+    prepare(m)
+    before = m.sts().status
+    done = m.sync(refuse=refusing(refused, "ControllerRevision"))
+    assert done.failed and [type(c) for c in done.refused] == [refused]
+    assert done.deletes == [] and done.creates == [] and _status_writes(done) == [], _explain(done)
+    assert m.sts().status == before
+    again = m.sync()
+    assert again.deletes == ["foo-2"] and _status_writes(again)
+
+
+@pytest.mark.parametrize(
+    "refuse, deleted",
+    [
+        pytest.param(refusing(cmd.CreateObject, "ControllerRevision"), True, id="the-revision-create-refused-the-status-revision-goes"),
+        pytest.param(None, False, id="the-revision-created-the-status-revision-stays"),
+    ],
+)
+def test_truncate_history_after_a_refused_revision_write_keeps_only_the_pods_revisions(refuse: Refuse | None, deleted: bool) -> None:
+    """UpdateStatefulSet truncates the history after performUpdate's error with nil current and
+    update revisions: a set without pods, revisionHistoryLimit 0, loses the revision its status
+    names when the next revision's create is refused; when the create goes through that revision
+    is the current one, live."""
+    m = Manager()
+    m.add_set(sts_manifest(0, revision_history_limit=0))
+    m.sync()
+    first = m.revisions()
+    assert len(first) == 1 and m.sts().status.current_revision == first[0].metadata.name
+    m.set_image("nginx-new")
+    done = m.sync(refuse=refuse)
+    history = [c.name for c in done.commands if isinstance(c, cmd.DeleteObject) and c.kind == "ControllerRevision"]
+    assert history == ([first[0].metadata.name] if deleted else []), _explain(done)
+    assert bool(_status_writes(done)) is not deleted
+
+
+def test_truncate_history_stops_at_its_first_refused_delete() -> None:
+    """truncateHistory returns at the first DeleteControllerRevision error: the oldest revision's
+    delete refused, the next ones are not sent."""
+    m = Manager()
+    m.add_set(sts_manifest(0, revision_history_limit=5))
+    m.sync()
+    for image in ("a", "b", "c"):
+        m.set_image(image)
+        m.sync()
+    assert len(m.revisions()) == 4
+    m.overrides["foo"] = lambda s: replace(s, spec=replace(s.spec, revision_history_limit=0))
+    oldest = m.revisions()[0].metadata.name
+    done = m.sync(refuse=refusing(cmd.DeleteObject, "ControllerRevision", oldest))
+    assert [c.name for c in done.refused] == [oldest]
+    assert [c for c in done.commands if isinstance(c, cmd.DeleteObject)] == [], _explain(done)
+    assert len(m.revisions()) == 4
+
+
+@pytest.mark.parametrize(
+    "refused, deletes, current",
+    [
+        pytest.param("", ["foo-2", "foo-1"], 1, id="both-deletes-go-through"),
+        pytest.param("foo-1", ["foo-2"], 2, id="the-second-delete-refused"),
+        pytest.param("foo-2", [], 3, id="the-first-delete-refused-the-second-is-not-sent"),
+    ],
+)
+def test_max_unavailable_update_lowers_current_replicas_only_for_the_deletes_that_went_through(
+    refused: str, deletes: list[str], current: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """updateStatefulSetAfterInvariantEstablished: `deletedPods++; status.CurrentReplicas--`
+    after each DeleteStatefulPod that went through; the first error returns the status so far."""
+    monkeypatch.setattr(ss, "MAX_UNAVAILABLE_STATEFULSET", True)
+    m = Manager()
+    m.add_set(sts_manifest(3, strategy=partitioned(0, 2)))
+    scale_up(m)
+    m.set_image("nginx-new")
+    done = m.sync(refuse=refusing(cmd.DeleteObject, "Pod", refused) if refused else None)
+    assert done.deletes == deletes, _explain(done)
+    assert done.failed is bool(refused)
+    assert m.sts().status.current_replicas == current
+
+
+def test_a_rolling_update_delete_met_with_not_found_counts_as_done() -> None:
+    """updateStatefulSet sinks DeleteStatefulPod's NotFound (`if !errors.IsNotFound(err)`): the
+    status counts one current replica less and the sync did not fail."""
+    m = Manager()
+    m.add_set(sts_manifest(3))
+    scale_up(m)
+    m.set_image("nginx-new")
+    done = m.sync(refuse=refusing(cmd.DeleteObject, "Pod", code=404))
+    assert [c.name for c in done.refused] == ["foo-2"] and not done.failed
+    assert m.sts().status.current_replicas == 2
+
+
+@pytest.mark.parametrize("parallel", [pytest.param(False, id="Monotonic"), pytest.param(True, id="Burst")])
+def test_a_refused_claim_create_fails_the_pod_create_TestStatefulPodControlCreatePodPvcCreateFailure(parallel: bool) -> None:
+    """CreateStatefulPod: createPersistentVolumeClaims' error (the claim create refused) keeps
+    the pod from being created; the pod's other claim is still tried (the errors are
+    aggregated); the status is written; the next sync creates the claim and the pod."""
+    m = Manager()
+    m.add_set(with_claims(sts_manifest(3, parallel=parallel), "datadir", "logs"))
+    done = m.sync(refuse=refusing(cmd.CreateObject, "PersistentVolumeClaim", "datadir-foo-0"))
+    assert [c.object.metadata.name for c in done.refused] == ["datadir-foo-0"]  # type: ignore[attr-defined]
+    assert done.claim_creates == ["logs-foo-0"] and done.creates == [], _explain(done)
+    assert done.failed and _status_writes(done)
+    again = m.sync()
+    assert again.claim_creates[:1] == ["datadir-foo-0"] and again.creates[:1] == ["foo-0"]
+
+
+def test_a_refused_adoption_ends_the_sync_before_update_statefulset() -> None:
+    """getPodsForStatefulSet's ClaimPods error returns from sync before UpdateStatefulSet: no
+    revision, no status write, no history truncation."""
+    m = Manager()
+    m.add_set(sts_manifest(1))
+    m.add_pod(0, owned=False)
+    done = m.sync(refuse=refusing(cmd.UpdateObject, "Pod", "foo-0"))
+    assert done.failed
+    assert [type(c).__name__ for c in done.commands] == [], _explain(done)
 
 
 # =============================================================================================
@@ -1345,6 +1561,21 @@ def test_a_terminating_claim_blocks_its_pod_TestStatefulPodControlCreatePodPVCDe
     assert m.claims()["datadir-foo-0"].metadata.deletion_timestamp is not None
     done = m.sync()
     assert done.creates == [], _explain(done)
+
+
+def test_a_terminating_claim_still_lets_the_pods_other_claims_be_created() -> None:
+    """createPersistentVolumeClaims goes through every claim: the claim being deleted is an
+    error, the missing one is created anyway, and the pod is not."""
+    m = Manager()
+    sts = m.add_set(with_claims(sts_manifest(1), "datadir", "logs"))
+    held = next(p for p in ss._claims_for(sts, 0) if p.metadata.name == "datadir-foo-0")
+    m.execute(cmd.CreateObject(object=replace(held, metadata=replace(held.metadata, finalizers=["kubernetes.io/pvc-protection"])), reason="test", message=""))
+    m.run(op.Delete(at=m.now, kind="PersistentVolumeClaim", namespace=NS, name="datadir-foo-0"))
+    done = m.sync()
+    assert done.claim_creates == ["logs-foo-0"], _explain(done)
+    assert done.creates == []
+    warnings = [c.message for c in done.commands if isinstance(c, cmd.RecordWarning)]
+    assert warnings == ["create Pod foo-0 in StatefulSet foo failed error: pvc datadir-foo-0 is being deleted"]
 
 
 def _current_revision(m: Manager) -> str:

@@ -89,10 +89,9 @@ GOOD = ("web:1", "web:2")
 BROKEN = "web:broken"  # the kubelets' neverReadyImages, while a policy says so
 IMAGES = (*GOOD, BROKEN)
 CLAIMS = ((), ("data",), ("data", "logs"))
-RETENTION = st.one_of(
-    st.none(),  # defaulted to Retain/Retain
-    st.tuples(st.sampled_from(["Retain", "Delete"]), st.sampled_from(["Retain", "Delete"])),
-)
+# (whenDeleted, whenScaled) set on the object
+RETENTION_POLICY = st.tuples(st.sampled_from(["Retain", "Delete"]), st.sampled_from(["Retain", "Delete"]))
+RETENTION = st.one_of(st.none(), RETENTION_POLICY)  # None: defaulted to Retain/Retain
 POD_ACTIONS = ("Failed", "not-ready")
 HOLD = "example.com/hold"
 
@@ -704,7 +703,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
         self.run(op.Patch(at=self.now, kind="StatefulSet", namespace=NS, name=SET, merge=merge))
 
     @precondition(lambda self: self.live_sts() is not None)
-    @rule(retention=RETENTION.filter(lambda r: r is not None))
+    @rule(retention=RETENTION_POLICY)
     def set_retention(self, retention: tuple[str, str]) -> None:
         merge = {"spec": {"persistentVolumeClaimRetentionPolicy": {"whenDeleted": retention[0], "whenScaled": retention[1]}}}
         self.run(op.Patch(at=self.now, kind="StatefulSet", namespace=NS, name=SET, merge=merge))
@@ -875,7 +874,15 @@ class StatefulSetMachine(RuleBasedStateMachine):
     # --- API faults (issue 14 section 2) ---------------------------------------------------------
 
     inject_fault = inject_fault_rule(
-        [(NAME, "create", "", "Pod"), (NAME, "delete", "", "Pod"), (NAME, "update", "status", "StatefulSet"), (NAME, "create", "", "ControllerRevision")]
+        [
+            (NAME, "create", "", "Pod"),
+            (NAME, "delete", "", "Pod"),
+            (NAME, "update", "status", "StatefulSet"),
+            (NAME, "create", "", "ControllerRevision"),
+            (NAME, "update", "", "ControllerRevision"),
+            (NAME, "delete", "", "ControllerRevision"),
+            (NAME, "create", "", "PersistentVolumeClaim"),
+        ]
     )
 
     def faulted(self) -> bool:

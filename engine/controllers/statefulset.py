@@ -66,6 +66,12 @@ MAX_BATCH_SIZE = 500  # mirrors MaxBatchSize in stateful_set_control.go
 # MaxUnavailableStatefulSet: alpha/off in 1.24-1.34, beta on in 1.35.0-1.35.3, off again from 1.35.4
 MAX_UNAVAILABLE_STATEFULSET = False
 _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
+# where in UpdateStatefulSet a request is sent (`engine.commands.Command.step`): performUpdate's
+# getStatefulSetRevisions, updateStatefulSet, updateStatefulSetStatus, then truncateHistory
+REVISIONS_STEP = "revisions"
+PODS_STEP = "pods"
+STATUS_STEP = "status"
+HISTORY_STEP = "history"
 
 
 # --- identity -----------------------------------------------------------------------------------
@@ -235,6 +241,7 @@ def statefulset_revisions(cluster: Cluster, sts: StatefulSet, revisions: list[Co
                     f"the template of {label} equals revision {old.revision} ({old.metadata.name}): "
                     f"no new revision, its number becomes {next_revision}"
                 ),
+                step=REVISIONS_STEP,
             )
         )
     else:
@@ -269,6 +276,7 @@ def statefulset_revisions(cluster: Cluster, sts: StatefulSet, revisions: list[Co
                     object=update,
                     reason="revision-created",
                     message=f"the template of {label} is new: recorded as revision {next_revision} ({name})",
+                    step=REVISIONS_STEP,
                 )
             )
     current = next((r for r in revisions if r.metadata.name == sts.status.current_revision), update)
@@ -276,23 +284,48 @@ def statefulset_revisions(cluster: Cluster, sts: StatefulSet, revisions: list[Co
 
 
 def truncate_history(
-    sts: StatefulSet, pods: Sequence[Pod], revisions: Sequence[ControllerRevision], current: str, update: str
+    sts: StatefulSet,
+    pods: Sequence[Pod],
+    revisions: Sequence[ControllerRevision],
+    current: str,
+    update: str,
+    revision_written: bool = False,
 ) -> list[cmd.Command]:
-    """Mirrors truncateHistory: the oldest revisions no pod and no status names go first."""
-    live = {current, update, *(revision_of(p) for p in pods)}
-    history = [r for r in revisions if r.metadata.name not in live]
+    """Mirrors truncateHistory: the oldest revisions no pod and no status names go first.
+
+    UpdateStatefulSet truncates the history whatever performUpdate's error (`despite` its steps),
+    and stops at its own first refused delete. When getStatefulSetRevisions failed (its revision
+    create or update refused) it passes nil current and update revisions, so only the pods'
+    revisions are live: that list is the alternative `if_refused` the revision write, when this
+    sync writes one (`revision_written`)."""
+    live_for_pods = {revision_of(p) for p in pods}
+    without_status = [r for r in revisions if r.metadata.name not in live_for_pods]
+    history = [r for r in without_status if r.metadata.name not in (current, update)]
     limit = sts.spec.revision_history_limit if sts.spec.revision_history_limit is not None else 10
+    commands = _history_deletes(history, limit, "", unless_refused=(REVISIONS_STEP,))
+    if revision_written and len(without_status) > len(history):
+        commands += _history_deletes(
+            without_status,
+            limit,
+            " (the revision write was refused: the status's revisions are not kept)",
+            if_refused=(REVISIONS_STEP,),
+        )
+    return commands
+
+
+def _history_deletes(history: Sequence[ControllerRevision], limit: int, why: str, **condition: tuple[str, ...]) -> list[cmd.Command]:
     if limit < 0 or len(history) <= limit:
         return []
-    # UpdateStatefulSet truncates the history even when performUpdate failed
     return [
         replace(
             cmd.delete_of(
                 r,
                 "revision-history-limit",
-                f"{len(history)} revisions no pod uses exceed revisionHistoryLimit {limit}: deleting the oldest, revision {r.revision}",
+                f"{len(history)} revisions no pod uses exceed revisionHistoryLimit {limit}{why}: deleting the oldest, revision {r.revision}",
             ),
-            despite_errors=True,
+            step=HISTORY_STEP,
+            despite=(REVISIONS_STEP, PODS_STEP, STATUS_STEP),
+            **condition,
         )
         for r in history[: len(history) - limit]
     ]
@@ -520,49 +553,82 @@ class _Sync:
         self.label = f"StatefulSet {sts.metadata.name}"
         self.current_template = template_of_revision(revisions.current) if revisions.current is not revisions.update else sts.spec.template
         self.update_template = sts.spec.template
+        # (step of a rolling-update delete, the status updateStatefulSet returns if it is refused)
+        self.status_if_refused: list[tuple[str, StatefulSetStatus]] = []
+
+    def pod_requests(self) -> list[cmd.Command]:
+        """updateStatefulSet's requests, each in the "pods" step unless it has its own below it."""
+        return [c if c.step else replace(c, step=PODS_STEP) for c in self.commands]
+
+    def status_update(self, status: StatefulSetStatus) -> list[cmd.Command]:
+        """updateStatefulSetStatus's write of what updateStatefulSet returned (completeRollingUpdate
+        applied), or of what it returned at a refused rolling-update delete."""
+        complete = [(step, _complete_rolling_update(self.sts, s)) for step, s in self.status_if_refused]
+        return status_update(self.sts, _complete_rolling_update(self.sts, status), complete)
+
+    def delete_for_update(self, pod: Pod, why: str, status: StatefulSetStatus) -> StatefulSetStatus:
+        """The rolling update's DeleteStatefulPod, and the status after it: `currentReplicas`
+        lowered once the delete went through (or met NotFound); the status as it was when it
+        was refused (updateStatefulSet returns at the error)."""
+        step = f"{PODS_STEP}/rolling-update/{pod.metadata.name}"
+        self.commands.append(replace(cmd.delete_of(pod, "rolling-update", f"delete Pod {pod.metadata.name} in {self.label} successful: {why}"), step=step, not_found_ok=True))
+        self.status_if_refused.append((step, status))
+        return replace(status, current_replicas=status.current_replicas - 1)
 
     def create_pod(self, slot: Pod, why: str) -> bool:
         """Mirrors CreateStatefulPod: missing claims first, then the pod. False when a claim is
-        still being deleted (createPersistentVolumeClaims' error: the pod is not created)."""
+        still being deleted (createPersistentVolumeClaims' error: the other missing claims are
+        created, the pod is not)."""
         sts = self.sts
-        ordinal = ordinal_of(slot)
         if self.cluster.get("Pod", sts.metadata.namespace, slot.metadata.name) is not None:
             # mirrors CreateStatefulPod's IsAlreadyExists: a pod of this name the set does not
             # control; the sync ends with the error and is retried (blocking_pod names it)
             return False
-        claims = _claims_for(sts, ordinal)
-        for pvc in claims:
-            existing = self.cluster.get("PersistentVolumeClaim", pvc.metadata.namespace, pvc.metadata.name)
-            if existing is not None and is_terminating(existing):
-                self.commands.append(
-                    cmd.RecordWarning(
-                        kind="StatefulSet",
-                        namespace=sts.metadata.namespace,
-                        name=sts.metadata.name,
-                        reason="FailedCreate",
-                        message=f"create Pod {slot.metadata.name} in {self.label} failed error: pvc {pvc.metadata.name} is being deleted",
-                    )
+        deleting = self.create_missing_claims(slot, "the pod mounts it")
+        if deleting:
+            self.commands.append(
+                cmd.RecordWarning(
+                    kind="StatefulSet",
+                    namespace=sts.metadata.namespace,
+                    name=sts.metadata.name,
+                    reason="FailedCreate",
+                    message=f"create Pod {slot.metadata.name} in {self.label} failed error: {_aggregate(deleting)}",
+                    step=self.claims_step(slot),
+                    despite=(self.claims_step(slot),),
                 )
-                return False
-        self.create_missing_claims(slot, "the pod mounts it")
+            )
+            return False
         self.commands.append(
             cmd.CreateObject(object=slot, reason="ordinal-missing", message=f"create Pod {slot.metadata.name} in {self.label} successful: {why}")
         )
         return True
 
-    def create_missing_claims(self, pod: Pod, why: str) -> None:
+    def claims_step(self, pod: Pod) -> str:
+        return f"{PODS_STEP}/{pod.metadata.name}/claims"
+
+    def create_missing_claims(self, pod: Pod, why: str) -> list[str]:
         """Mirrors createPersistentVolumeClaims: every claim of the pod's ordinal that does not
-        exist, with the owner references its retention policy asks for."""
+        exist, with the owner references its retention policy asks for, each tried whatever
+        the others' errors (`despite` their own step); the pod's requests after them stop at a
+        refused one. Returns the errors of the claims still being deleted."""
+        step = self.claims_step(pod)
+        deleting = []
         for pvc in _claims_for(self.sts, ordinal_of(pod)):
-            if self.cluster.get("PersistentVolumeClaim", pvc.metadata.namespace, pvc.metadata.name) is None:
+            existing = self.cluster.get("PersistentVolumeClaim", pvc.metadata.namespace, pvc.metadata.name)
+            if existing is None:
                 refs = _retention_refs(self.sts, pvc, pod)
                 self.commands.append(
                     cmd.CreateObject(
                         object=replace(pvc, metadata=replace(pvc.metadata, owner_references=refs)),
                         reason="claim-missing",
                         message=f"create Claim {pvc.metadata.name} Pod {pod.metadata.name} in {self.label} success: {why}",
+                        step=step,
+                        despite=(step,),
                     )
                 )
+            elif is_terminating(existing):
+                deleting.append(f"pvc {pvc.metadata.name} is being deleted")
+        return deleting
 
     def delete_pod(self, pod: Pod, reason: str, why: str) -> None:
         self.commands.append(cmd.delete_of(pod, reason, f"delete Pod {pod.metadata.name} in {self.label} successful: {why}"))
@@ -573,6 +639,11 @@ class _Sync:
         worker (`chain`: its own error ends its own later requests)."""
         group = first_group + slow_start_batch_of(index)
         self.commands[mark:] = [replace(c, group=group, chain=index + 1) for c in self.commands[mark:]]
+
+
+def _aggregate(errors: Sequence[str]) -> str:
+    """Mirrors utilerrors.NewAggregate(...).Error(): one error as it is, several in brackets."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 
 
 def slow_start_batch_of(index: int) -> int:
@@ -611,29 +682,37 @@ def reconcile_statefulset(sts: StatefulSet, cluster: Cluster, now: datetime) -> 
     commands += rev.commands
     sync = _Sync(sts, cluster, now, rev)
     status = _update_statefulset(sync, pods)
-    commands += sync.commands
-    commands += status_update(sts, _complete_rolling_update(sts, status))
-    commands += truncate_history(sts, pods, revisions, rev.current.metadata.name, rev.update.metadata.name)
+    commands += sync.pod_requests()
+    commands += sync.status_update(status)
+    commands += truncate_history(sts, pods, revisions, rev.current.metadata.name, rev.update.metadata.name, bool(rev.commands))
     commands += availability_timers(f"{sts.metadata.namespace}/{sts.metadata.name}", pods, sts.spec.min_ready_seconds, now)
     return commands
 
 
-def status_update(sts: StatefulSet, status: StatefulSetStatus) -> list[cmd.Command]:
-    if status == sts.status:
-        return []
+def status_update(
+    sts: StatefulSet, status: StatefulSetStatus, if_refused: Sequence[tuple[str, StatefulSetStatus]] = ()
+) -> list[cmd.Command]:
+    """Mirrors updateStatefulSetStatus: written even when updateStatefulSet failed (`despite` its
+    step), not when getStatefulSetRevisions did. `if_refused` are the statuses a refused request
+    of updateStatefulSet leaves instead (the rolling update's `status.CurrentReplicas--` comes
+    after its delete went through), each the alternative for the request's step."""
+    steps = tuple(step for step, _ in if_refused)
+    choices = [(status, {"unless_refused": steps})] + [(alternative, {"if_refused": (step,)}) for step, alternative in if_refused]
     return [
         cmd.UpdateStatus(
-            object=replace(sts, status=status),
+            object=replace(sts, status=chosen),
             reason="status",
             message=(
-                f"replicas {status.replicas}, ready {status.ready_replicas}, available {status.available_replicas}, "
-                f"current {status.current_replicas} at {status.current_revision}, "
-                f"updated {status.updated_replicas} at {status.update_revision}"
+                f"replicas {chosen.replicas}, ready {chosen.ready_replicas}, available {chosen.available_replicas}, "
+                f"current {chosen.current_replicas} at {chosen.current_revision}, "
+                f"updated {chosen.updated_replicas} at {chosen.update_revision}"
             ),
-            # performUpdate writes the status computed so far even when updateStatefulSet
-            # failed (updateStatefulSetStatus), before UpdateStatefulSet truncates the history
-            despite_errors=True,
+            step=STATUS_STEP,
+            despite=(PODS_STEP,),
+            **condition,
         )
+        for chosen, condition in choices
+        if chosen != sts.status
     ]
 
 
@@ -736,9 +815,9 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
                 break
             pod = slots[target]
             if revision_of(pod) != update and not is_terminating(pod):
-                sync.delete_pod(pod, "rolling-update", f"rolling update to {where}{partition}: {unavailable} unavailable of maxUnavailable {max_unavailable}, highest ordinals first")
+                why = f"rolling update to {where}{partition}: {unavailable} unavailable of maxUnavailable {max_unavailable}, highest ordinals first"
+                result = sync.delete_for_update(pod, why, result)
                 deleted += 1
-                result = replace(result, current_replicas=result.current_replicas - 1)
         return result
     for target in range(count - 1, update_min - 1, -1):
         pod = slots[target]
@@ -760,12 +839,8 @@ def rolling_where(sync: _Sync) -> tuple[str, int]:
 
 def roll_one(sync: _Sync, pod: Pod, where: str, result: StatefulSetStatus) -> StatefulSetStatus:
     """The one-at-a-time rolling update's deletion of `pod`, and the status it leaves."""
-    sync.delete_pod(
-        pod,
-        "rolling-update",
-        f"rolling update to {where}: {pod.metadata.name} is the highest ordinal not at the update revision; one pod at a time",
-    )
-    return replace(result, current_replicas=result.current_replicas - 1)
+    why = f"rolling update to {where}: {pod.metadata.name} is the highest ordinal not at the update revision; one pod at a time"
+    return sync.delete_for_update(pod, why, result)
 
 
 def _process_replica(sync: _Sync, pod: Pod, i: int, start: int, monotonic: bool) -> bool:

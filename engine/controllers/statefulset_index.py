@@ -235,11 +235,10 @@ class StatefulSetIndex(EventIndex[_Entry]):
         monotonic = s._monotonic(sts)
         entry.refresh_indexes(sync, monotonic)
         status = self._update(sync, entry, monotonic)
-        commands += sync.commands
-        commands += s.status_update(sts, s._complete_rolling_update(sts, status))
-        live = {names[0], names[1], *entry.live}
-        history = [r for r in revisions if r.metadata.name not in live]
-        commands += s.truncate_history(sts, [], history, *names)
+        commands += sync.pod_requests()
+        commands += sync.status_update(status)
+        history = [r for r in revisions if r.metadata.name not in entry.live]  # the pods' revisions are live
+        commands += s.truncate_history(sts, [], history, *names, bool(rev.commands))
         return commands
 
     def _update(self, sync: s._Sync, entry: _Entry, monotonic: bool) -> s.StatefulSetStatus:
