@@ -29,13 +29,21 @@ WORKLOAD_CLIENTS = (
 GARBAGE_COLLECTOR = "garbage-collector"
 SCHEDULER = "default-scheduler"
 KUBELET = "kubelet"
-FAULTABLE_CLIENTS = (*WORKLOAD_CLIENTS, GARBAGE_COLLECTOR, SCHEDULER, KUBELET)
+NODE_LIFECYCLE = "node-lifecycle-controller"
+POD_GC = "pod-garbage-collector"
+TAINT_EVICTION = "taint-eviction-controller"
+FAULTABLE_CLIENTS = (*WORKLOAD_CLIENTS, GARBAGE_COLLECTOR, SCHEDULER, KUBELET, NODE_LIFECYCLE, POD_GC, TAINT_EVICTION)
+# before 1.29 the taint manager ran inside the node lifecycle controller (NoExecuteTaintManager,
+# pkg/controller/nodelifecycle/scheduler) with its client, the node-controller service account:
+# on these releases a fault on the node lifecycle controller refuses the taint manager's too
+TAINT_MANAGER_IN_NODE_LIFECYCLE = ("1.18",)
 # the identities an audit log shows for them (user.username), and kube-controller-manager's
 # service account names (`--use-service-account-credentials`, ClientBuilder.ClientOrDie(NAME)):
 # a history may name a client by either, it is recorded under the engine's name
 CLIENT_ALIASES = {
     "daemon-set-controller": "daemonset-controller",
     "generic-garbage-collector": GARBAGE_COLLECTOR,
+    "node-controller": NODE_LIFECYCLE,
     **{
         f"system:serviceaccount:kube-system:{account}": client
         for account, client in (
@@ -44,6 +52,9 @@ CLIENT_ALIASES = {
             ("replicaset-controller", "replicaset-controller"),
             ("statefulset-controller", "statefulset-controller"),
             ("generic-garbage-collector", GARBAGE_COLLECTOR),
+            ("node-controller", NODE_LIFECYCLE),
+            ("pod-garbage-collector", POD_GC),
+            ("taint-eviction-controller", TAINT_EVICTION),
         )
     },
     "system:kube-scheduler": SCHEDULER,
@@ -56,6 +67,23 @@ CLIENT_REQUESTS = {
     SCHEDULER: (("create", "binding"),),  # DefaultBinder.Bind: POST pods/NAME/binding
     KUBELET: (("update", "status"),),  # the status manager's syncPod: PUT/PATCH pods/NAME/status
     GARBAGE_COLLECTOR: (("delete", ""), ("update", "")),  # attemptToDeleteItem; ownerReference removals
+    # tryUpdateNodeHealth's node status update and MarkPodsNotReady's pod status updates; the
+    # taint passes' node updates (SwapNodeControllerTaint, RemoveTaintOffNode); the taint
+    # manager's pod deletes before 1.29 (TAINT_MANAGER_IN_NODE_LIFECYCLE)
+    NODE_LIFECYCLE: (("update", "status"), ("update", ""), ("delete", "")),
+    # markFailedAndDeletePodWithCondition: the pod status patch (phase Failed, DisruptionTarget),
+    # then the force delete
+    POD_GC: (("update", "status"), ("delete", "")),
+    # addConditionAndDeletePod: the DisruptionTarget status patch, then the delete
+    TAINT_EVICTION: (("update", "status"), ("delete", "")),
+}
+# the kinds those clients' requests are about
+CLIENT_KINDS = {
+    SCHEDULER: ("Pod",),
+    KUBELET: ("Pod",),
+    NODE_LIFECYCLE: ("Node", "Pod"),
+    POD_GC: ("Pod",),
+    TAINT_EVICTION: ("Pod",),
 }
 
 # kube-scheduler's backoffQ (pkg/scheduler/backend/queue: DefaultPodInitialBackoffDuration,
@@ -121,11 +149,21 @@ def status_message(fault: ApiFault, resource: str, name: str) -> str:
     return STATUS[fault.code][1].format(what=what)
 
 
-def matches(fault: ApiFault, client: str, verb: str, subresource: str, kind: str, namespace: str, name: str, node: str = "") -> bool:
+def fault_clients(client: str, release: str) -> tuple[str, ...]:
+    """The clients whose faults a request of `client` meets on `release`: its own, and on the
+    releases whose taint manager ran inside the node lifecycle controller, that one's."""
+    if client == TAINT_EVICTION and release in TAINT_MANAGER_IN_NODE_LIFECYCLE:
+        return (TAINT_EVICTION, NODE_LIFECYCLE)
+    return (client,)
+
+
+def matches(fault: ApiFault, client: str | tuple[str, ...], verb: str, subresource: str, kind: str, namespace: str, name: str, node: str = "") -> bool:
     """Does this request meet the fault? (empty matchers match anything, but a fault without
-    `client` refuses only the workload controllers)"""
+    `client` refuses only the workload controllers; `client` may be several names, from
+    `fault_clients`)"""
+    clients = (client,) if isinstance(client, str) else client
     return (
-        (fault.client == client if fault.client else client in WORKLOAD_CLIENTS)
+        (fault.client in clients if fault.client else clients[0] in WORKLOAD_CLIENTS)
         and (not fault.verb or fault.verb == verb)
         and fault.subresource == subresource
         and (not fault.kind or fault.kind == kind)

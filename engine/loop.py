@@ -486,6 +486,15 @@ class Engine:
                     self._set_timer(by, timer, audit)
                 case cmd.CancelEviction():
                     self._record(ev.EvictionCancelled, audit, key=command.key)
+                case cmd.AbandonEviction():
+                    self._record(
+                        ev.EvictionAbandoned,
+                        audit,
+                        key=command.key,
+                        node=command.node,
+                        taints=command.taints,
+                        tolerations=command.tolerations,
+                    )
                 case _:
                     raise LoopError(f"unknown command {command!r}")
         except op.Rejected as exc:
@@ -503,12 +512,13 @@ class Engine:
         verb, subresource, kind, namespace, name = request
         now = self.now
         node = _node_of(self.cluster, command) if client == faults.KUBELET else ""
+        clients = faults.fault_clients(client, self.cluster.release)
         found = next(
             (
                 (position, fault, passing)
                 for position, (fault, _, passing) in sorted(self.cluster.faults.items())
                 if (fault.until is None or now < fault.until)
-                and faults.matches(fault, client, verb, subresource, kind, namespace, name, node)
+                and faults.matches(fault, clients, verb, subresource, kind, namespace, name, node)
             ),
             None,
         )
@@ -814,8 +824,10 @@ class SyncRun:
 
     Actors with another queue say so: `requeue_after_error` replaces the rate limiter (the
     scheduler's backoffQ, whose `backoff_queue` pods are not tried again before their backoff is
-    over), `retry_refused` replaces the requeue altogether (the kubelet status manager's
-    syncBatch)."""
+    over; the taint manager's 10 ms sleep between deletePodHandler's attempts; PodGC's next gc
+    pass), `forgets` words the FailuresForgotten of a key that then succeeds, `attempts` and
+    `gave_up` end the retries of a handler that gives up (deletePodHandler's `retries`),
+    `retry_refused` replaces the requeue altogether (the kubelet status manager's syncBatch)."""
 
     __slots__ = ("actor", "attempt", "broken", "engine", "failed", "key", "managed", "skipped", "sleeping", "trigger")
 
@@ -949,9 +961,10 @@ class SyncRun:
             if getattr(self.actor, "backoff_queue", False) and any(d > engine.now for d in cluster.pending_timers(name, key)):  # type: ignore[operator]
                 return  # the key waits out its backoff (the scheduler's backoffQ): not a success
             if not cut and (name, key) in cluster.failures:
+                forgotten = getattr(self.actor, "forgets", None)
                 forgets = (
-                    f"{key} left the scheduling queue: its attempts are forgotten"
-                    if getattr(self.actor, "backoff_queue", False)
+                    forgotten(key)
+                    if forgotten is not None
                     else f"sync of {key} succeeded: the workqueue forgets its failures (Forget)"
                 )
                 engine._record(
@@ -973,6 +986,18 @@ class SyncRun:
                 engine.execute(command, name, refused.position)
             return
         failures = cluster.failures.get((name, key), 0)
+        attempts = getattr(self.actor, "attempts", 0)
+        if attempts and failures + 1 >= attempts:  # a handler's own retries ran out: it gives up
+            message, commands = self.actor.gave_up(key, cluster, engine.now, refused, failures + 1)  # type: ignore[attr-defined]
+            engine._record(
+                ev.FailuresForgotten,
+                Audit(by=name, reason="gave-up", message=message, trigger=refused.position),
+                owner=name,
+                key=key,
+            )
+            for command in commands:
+                engine.execute(command, name, refused.position)
+            return
         max_retries = getattr(self.actor, "max_retries", 0)
         skipped_creates = sum(1 for c in self.skipped if isinstance(c, cmd.CreateObject))
         skipped = (

@@ -27,6 +27,8 @@ from engine.api.objects import (
     OpaqueObject,
     Pod,
     PodStatus,
+    Taint,
+    Toleration,
     kind_of,
 )
 from engine.api.ratelimit import TokenBucket
@@ -35,6 +37,7 @@ from engine.faults import (
     KUBELET,
     SCHEDULER,
     STATUS_BATCH_PREFIX,
+    fault_clients,
     matches,
     overall_bucket,
 )
@@ -95,6 +98,8 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     buckets: list[tuple[str, str, int, str, datetime | None]] = msgspec.field(default_factory=list)
     # the pod statuses the kubelets keep after a refused status update (namespace, name, status)
     kept_statuses: list[tuple[str, str, PodStatus]] = msgspec.field(default_factory=list)
+    # the evictions the taint manager gave up on (pod key, node, taints, tolerations)
+    abandoned_evictions: list[tuple[str, str, list[Taint], list[Toleration]]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -160,6 +165,9 @@ class Cluster:
         self.backoffs: dict[str, tuple[float, datetime]] = {}
         # pod key -> (created, due) of the taint manager's scheduled eviction
         self.evictions: dict[str, tuple[datetime, datetime]] = {}
+        # evictions the taint manager gave up on: pod key -> (node, its NoExecute taints, the
+        # pod's tolerations) when it did (EvictionAbandoned)
+        self.abandoned_evictions: dict[str, tuple[str, tuple[Taint, ...], tuple[Toleration, ...]]] = {}
         # PodGC's quarantine of missing nodes that pods are bound to: node -> when it ends
         # (folded from its TimerSet; dropped when the node appears or its last pod goes)
         self.quarantined: dict[str, datetime] = {}
@@ -290,6 +298,7 @@ class Cluster:
                 failures=sorted((o, k, n) for (o, k), n in self.failures.items()),
                 buckets=[(o, *b.state()) for o, b in sorted(self.buckets.items()) if b.last is not None],
                 kept_statuses=[(ns, name, st) for (ns, name), st in sorted(self.kept_statuses.items(), key=lambda kv: kv[0])],
+                abandoned_evictions=[(k, n, list(t), list(tol)) for k, (n, t, tol) in sorted(self.abandoned_evictions.items(), key=lambda kv: kv[0])],
             )
         )
 
@@ -318,6 +327,7 @@ class Cluster:
         cluster.failures = {(o, k): n for o, k, n in snap.failures}
         cluster.buckets = {o: TokenBucket.restore(rest) for o, *rest in snap.buckets}  # type: ignore[arg-type]
         cluster.kept_statuses = {(ns, name): st for ns, name, st in snap.kept_statuses}
+        cluster.abandoned_evictions = {k: (n, tuple(t), tuple(tol)) for k, n, t, tol in snap.abandoned_evictions}
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -368,6 +378,9 @@ class Cluster:
             self.evictions[event.key] = (event.created, event.due)
         elif isinstance(event, ev.EvictionCancelled):
             self.evictions.pop(event.key, None)
+        elif isinstance(event, ev.EvictionAbandoned):
+            self.evictions.pop(event.key, None)  # the timed worker queue dropped its worker
+            self.abandoned_evictions[event.key] = (event.node, tuple(event.taints), tuple(event.tolerations))
         elif isinstance(event, ev.NodeHeartbeatsStopped):
             self.silent_nodes[event.node] = event.at
         elif isinstance(event, ev.NodeHeartbeatsResumed):
@@ -402,8 +415,9 @@ class Cluster:
         node = ""
         if event.by == KUBELET and isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod):
             node = event.object.spec.node_name
+        clients = fault_clients(event.by, self.release)
         for position, (fault, left, passing) in sorted(self.faults.items()):
-            if matches(fault, event.by, *request, node):
+            if matches(fault, clients, *request, node):
                 if passing:
                     self.faults[position] = (fault, left, passing - 1)
                 return
@@ -464,6 +478,7 @@ class Cluster:
                 self.kept_statuses.pop((ns, name), None)
                 key_text = f"{ns}/{name}"
                 self.evictions.pop(key_text, None)  # mirrors cancelling on pod deletion
+                self.abandoned_evictions.pop(key_text, None)
                 # a gone pod's readiness timer must not stand in for its successor's
                 for due in list(self.timer_dues.get(("kubelet", key_text), ())):
                     self._drop_timer((due, "kubelet", key_text))
