@@ -341,3 +341,64 @@ def test_a_fault_on_a_request_the_client_never_sends_names_the_field(fields, fie
 def test_an_audit_logs_user_is_recorded_under_the_engines_name(client, recorded):
     [operation] = list(parse_lines([(1, json.dumps({"at": at(0), "op": "api-fault", "client": client, "code": 500, "count": 1}))]))
     assert operation.fault.client == recorded  # type: ignore[attr-defined]
+
+
+# --- the node lifecycle controller (pkg/controller/nodelifecycle) -------------------------------
+
+
+def silent_node(*extra: dict[str, Any], pods: int = 2) -> Engine:
+    """node1 with `pods` Ready pods, and node2; node1's kubelet stops at 10 s: Unknown at 60 s
+    (grace 50 s), not a full disruption (node2 is Ready), so NoExecute-tainted too."""
+    lines: list[dict[str, Any]] = [{"at": at(0), "op": "kubelet", "readyAfter": "0s"}, node(), node("node2")]
+    lines += [pod(f"pod{i}", t=1) for i in range(1, pods + 1)]
+    lines += [*extra, {"at": at(10), "op": "node-heartbeat", "name": "node1", "stopped": True}, {"at": at(200), "op": "advance"}]
+    return replay(*lines, finish=False)
+
+
+def ready_of(engine: Engine, name: str) -> str:
+    c = condition(the_pod(engine, name), "Ready")
+    assert c is not None
+    return c[0]
+
+
+def test_a_refused_node_status_update_is_polled_then_tried_at_the_next_monitor_pass():
+    """monitorNodeHealth: tryUpdateNodeHealth's status update is retried (wait.PollImmediate,
+    NodeHealthUpdateRetry), then the node is skipped ("no pods will be evicted") until the next
+    pass, nodeMonitorPeriod (5 s) later; its pods are marked not Ready with it."""
+    engine = silent_node(fault(t=5, client="system:serviceaccount:kube-system:node-controller", subresource="status", kind="Node", code=500, count=6))
+    refused = of(engine, ev.RequestRefused, NODE_LIFECYCLE)
+    assert [(r.kind, r.subresource) for r in refused] == [("Node", "status")] * 6
+    assert since(engine, refused) == [timedelta(seconds=60)] * 5 + [timedelta(seconds=65)]
+    [status] = of(engine, ev.StatusUpdated, NODE_LIFECYCLE)
+    assert status.at == T0 + timedelta(seconds=65)
+    marked = of(engine, ev.PodStatusChanged, NODE_LIFECYCLE)
+    assert [(e.object.metadata.name, e.at - T0) for e in marked] == [("pod1", timedelta(seconds=65)), ("pod2", timedelta(seconds=65))]
+    assert [f.due - f.at for f in of(engine, ev.SyncFailed, NODE_LIFECYCLE)] == [timedelta(seconds=5)]
+    assert [f.reason for f in of(engine, ev.FailuresForgotten, NODE_LIFECYCLE)] == ["forget"]
+
+
+def test_a_refused_mark_pods_not_ready_update_is_retried_at_the_next_pass_for_that_pod_alone():
+    """MarkPodsNotReady updates each pod, collecting the errors: the other pods are marked; the
+    node goes to nodesToRetry and the next pass marks the pod left."""
+    engine = silent_node(fault(t=5, client=NODE_LIFECYCLE, subresource="status", kind="Pod", name="pod1", code=503, count=1))
+    [refused] = of(engine, ev.RequestRefused, NODE_LIFECYCLE)
+    assert (refused.name, refused.subresource, refused.at - T0) == ("pod1", "status", timedelta(seconds=60))
+    marked = [(e.object.metadata.name, e.at - T0) for e in of(engine, ev.PodStatusChanged, NODE_LIFECYCLE)]
+    assert marked == [("pod2", timedelta(seconds=60)), ("pod1", timedelta(seconds=65))]
+    assert ready_of(engine, "pod1") == ready_of(engine, "pod2") == "False"
+
+
+def test_a_refused_taint_update_is_tried_again_at_the_next_pass():
+    """The unreachable NoSchedule taint refused (doNoScheduleTaintingPass), and the NoExecute one
+    after it not sent: the next cycle taints the node with both."""
+    engine = silent_node(fault(t=5, client=NODE_LIFECYCLE, verb="update", kind="Node", code=500, count=1), pods=1)
+    [refused] = of(engine, ev.RequestRefused, NODE_LIFECYCLE)
+    assert (refused.verb, refused.subresource, refused.at - T0) == ("update", "", timedelta(seconds=60))
+    tainted = [(e.reason, e.at - T0) for e in of(engine, ev.ObjectUpdated, NODE_LIFECYCLE)]
+    assert tainted == [("node-condition-taints", timedelta(seconds=65)), ("node-ready-taints", timedelta(seconds=65))]
+    node1 = engine.cluster.node("node1")
+    assert node1 is not None
+    assert sorted((t.key, t.effect) for t in node1.spec.taints) == [
+        ("node.kubernetes.io/unreachable", "NoExecute"),
+        ("node.kubernetes.io/unreachable", "NoSchedule"),
+    ]
