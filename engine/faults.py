@@ -64,9 +64,12 @@ VERBS = ("create", "update", "delete")
 SUBRESOURCES = ("status", "binding")
 # the requests of the other clients a fault can refuse: (verb, subresource) they send
 CLIENT_REQUESTS = {
-    SCHEDULER: (("create", "binding"),),  # DefaultBinder.Bind: POST pods/NAME/binding
+    # DefaultBinder.Bind: POST pods/NAME/binding; handleSchedulingFailure's updatePod: the
+    # PodScheduled=False status patch
+    SCHEDULER: (("create", "binding"), ("update", "status")),
     KUBELET: (("update", "status"),),  # the status manager's syncPod: PUT/PATCH pods/NAME/status
-    GARBAGE_COLLECTOR: (("delete", ""), ("update", "")),  # attemptToDeleteItem; ownerReference removals
+    # attemptToDeleteItem; ownerReference removals and removeFinalizer (patches upstream)
+    GARBAGE_COLLECTOR: (("delete", ""), ("update", "")),
     # tryUpdateNodeHealth's node status update and MarkPodsNotReady's pod status updates; the
     # taint passes' node updates (SwapNodeControllerTaint, RemoveTaintOffNode); the taint
     # manager's pod deletes before 1.29 (TAINT_MANAGER_IN_NODE_LIFECYCLE)
@@ -76,6 +79,12 @@ CLIENT_REQUESTS = {
     POD_GC: (("update", "status"), ("delete", "")),
     # addConditionAndDeletePod: the DisruptionTarget status patch, then the delete
     TAINT_EVICTION: (("update", "status"), ("delete", "")),
+}
+# the request a line naming one of these clients means when it gives neither verb nor
+# subresource (or the verb alone): the one it sends most
+CLIENT_DEFAULT_REQUEST = {
+    SCHEDULER: ("create", "binding"),
+    KUBELET: ("update", "status"),
 }
 # the kinds those clients' requests are about
 CLIENT_KINDS = {
@@ -116,9 +125,9 @@ STATUS: dict[int, tuple[str, str]] = {
 }
 CONFLICT = 409
 TIMEOUT = 504
-# the requests a timed-out fault may have carried out (`written`): those whose effect the
-# informers see as an add or a delete
-WRITTEN_VERBS = ("create", "delete")
+# the requests a timed-out fault may have carried out (`written`): creates, updates (status
+# writes included) and deletes, whose effect the informers see; not a binding
+WRITTEN_VERBS = ("create", "update", "delete")
 
 # retry.DefaultBackoff (client-go util/retry/util.go), which the StatefulSet's status updater
 # retries conflicts with (RetryOnConflict): Steps 4, Duration 10ms, Factor 5, Jitter 0.1;

@@ -529,7 +529,7 @@ class Engine:
         # the workload a controller's request was for; the scheduler's and kubelets' are about the pod
         owner = self._owner_of(command, kind, namespace, name) if client in faults.WORKLOAD_CLIENTS else None
         reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, fault.code)
-        written = fault.written and verb in faults.WRITTEN_VERBS
+        written = fault.written and verb in faults.WRITTEN_VERBS and subresource != "binding"
         if written:
             # the API server carried the request out, then the client's request timed out: the
             # informers see the write, the controller sees the error (expectations lowered twice)
@@ -903,6 +903,9 @@ class SyncRun:
             return
         refused = self.send(command, may_sleep=True)
         if refused is not None:
+            logged = getattr(self.actor, "only_logs", None)
+            if logged is not None and logged(command):
+                return  # an error the client logs and goes on (the scheduler's updatePod)
             self._not_observed(command)
             if self.failed is None:
                 self.failed = (command, refused)
@@ -918,10 +921,16 @@ class SyncRun:
         attempts = 1
         first = 1
         on_conflict = getattr(self.actor, "retry_on_conflict_only", False)
+        sleeps = False
         if isinstance(command, cmd.UpdateStatus):
             attempts += getattr(self.actor, "status_update_retries", 0)
             first, self.attempt = self.attempt, 1
-        sleeps = may_sleep and on_conflict and name in engine.buckets
+            sleeps = may_sleep and on_conflict and name in engine.buckets
+        elif isinstance(command, cmd.RemoveFinalizer) and (retries := getattr(self.actor, "finalizer_conflict_retries", 0)):
+            # the garbage collector's removeFinalizer: RetryOnConflict(retry.DefaultBackoff) around
+            # its patch, the sleeps left out (at one instant, paced or not)
+            attempts += retries
+            on_conflict = True
         refused = None
         for attempt in range(min(first, attempts), attempts + 1):
             refused = engine.refuse(name, command, self.trigger)
@@ -1083,8 +1092,12 @@ def request_of(command: cmd.Command) -> tuple[str, str, str, str, str] | None:
             return ("delete", "", command.kind, command.namespace, command.name)
         case cmd.BindPod():  # DefaultBinder: POST pods/NAME/binding
             return ("create", "binding", "Pod", command.namespace, command.name)
-        case cmd.SetPodStatus():  # the kubelet status manager's status update
+        case cmd.SetPodStatus():  # a pod status update (the kubelets', PodGC's, the taint manager's, ...)
             return ("update", "status", "Pod", command.namespace, command.name)
+        case cmd.ReportUnschedulable():  # the scheduler's updatePod: a PodScheduled status patch
+            return ("update", "status", "Pod", command.namespace, command.name)
+        case cmd.RemoveFinalizer():  # the garbage collector's removeFinalizer: a patch of the object
+            return ("update", "", command.kind, command.namespace, command.name)
     return None
 
 

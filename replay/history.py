@@ -407,8 +407,9 @@ def _api_fault(line: ApiFaultLine, number: int, common: dict[str, Any]) -> op.In
     if subresource == "binding" and client != faults.SCHEDULER:
         raise HistoryError(number, "client", f"a binding is the scheduler's request: client {faults.SCHEDULER}")
     if requests is not None:
-        if len(requests) == 1 and not subresource and verb in ("", requests[0][0]):  # its one request: a binding, a status write
-            verb, subresource = requests[0]
+        default = faults.CLIENT_DEFAULT_REQUEST.get(client)
+        if default is not None and not subresource and verb in ("", default[0]):  # its main request: a binding, a status write
+            verb, subresource = default
         wanted = (verb or implied.get(subresource, ""), subresource)
         if not any((not wanted[0] or wanted[0] == v) and wanted[1] == sub for v, sub in requests):
             can = ", ".join(f"{v} {sub}" if sub else v for v, sub in requests)
@@ -441,8 +442,10 @@ def _api_fault(line: ApiFaultLine, number: int, common: dict[str, Any]) -> op.In
         raise HistoryError(number, "kind", "required with `name`")
     if line.written and code != faults.TIMEOUT:
         raise HistoryError(number, "written", f"only a timed-out request (code timeout or {faults.TIMEOUT}) may have been carried out, not a {code}")
-    if line.written and line.verb not in faults.WRITTEN_VERBS:
-        raise HistoryError(number, "written", f"needs `verb` {' or '.join(faults.WRITTEN_VERBS)}: the create or delete the API server carried out, got {line.verb or 'every verb'}")
+    if line.written and (verb or implied.get(subresource, "")) not in faults.WRITTEN_VERBS:
+        raise HistoryError(number, "written", f"needs `verb` {', '.join(faults.WRITTEN_VERBS[:-1])} or {faults.WRITTEN_VERBS[-1]}: the write the API server carried out, got {line.verb or 'every verb'}")
+    if line.written and subresource == "binding":
+        raise HistoryError(number, "written", "a binding is not modelled as carried out after a timeout: only creates, updates (status writes included) and deletes")
     kind = _kind(line.kind, "kind", number) if line.kind else ""
     if len(faults.CLIENT_KINDS.get(client, ())) == 1:
         kind = faults.CLIENT_KINDS[client][0]  # their requests a fault can refuse are about pods (checked above)

@@ -56,7 +56,7 @@ def request_of_event(event: ev.Event) -> tuple[str, str, str, str, str] | None:
         return ("delete", "", event.kind, event.namespace, event.name)
     if isinstance(event, ev.PodBound):
         return ("create", "binding", "Pod", event.object.metadata.namespace, event.object.metadata.name)
-    if isinstance(event, ev.PodStatusChanged):
+    if isinstance(event, ev.PodStatusChanged | ev.PodScheduleFailed):
         return ("update", "status", "Pod", event.object.metadata.namespace, event.object.metadata.name)
     if not isinstance(event, ev.ObjectCreated | ev.ObjectUpdated | ev.StatusUpdated | ev.DeletionStarted):
         return None
