@@ -178,6 +178,21 @@ def test_a_refused_delete_is_tried_five_times_10ms_apart_then_given_up():
     assert engine.cluster.failures == {}
 
 
+def test_a_given_up_eviction_survives_a_snapshot_and_a_replay_of_the_log():
+    """EvictionAbandoned is state: the snapshot a later run resumes from, and the fold of the
+    log, both remember it (so a resumed run does not evict the pod at its first event)."""
+    from engine.api.state import Cluster
+
+    engine = replay(node(taints=[taint(1)]), fault(client=TAINT_EVICTION, verb="delete", code=500, count=5), pod())
+    assert set(engine.cluster.abandoned_evictions) == {"default/pod1"}
+    restored = Cluster.restore(engine.cluster.snapshot())
+    assert restored.abandoned_evictions == engine.cluster.abandoned_evictions
+    folded = Cluster()
+    for event in engine.events:
+        folded.evolve(ev.decode(ev.encode(event)))
+    assert folded.abandoned_evictions == engine.cluster.abandoned_evictions
+
+
 def test_a_refused_patch_sends_no_delete_and_the_next_attempt_does_both():
     """addConditionAndDeletePod returns the patch's error before the delete; the attempt 10 ms
     later patches and deletes; the failures are forgotten."""
