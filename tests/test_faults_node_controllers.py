@@ -417,3 +417,26 @@ def test_a_refused_taint_update_is_tried_again_at_the_next_pass():
         ("node.kubernetes.io/unreachable", "NoExecute"),
         ("node.kubernetes.io/unreachable", "NoSchedule"),
     ]
+
+
+@pytest.mark.parametrize("request_fields", [{"verb": "delete"}, {"subresource": "status"}], ids=["deletes", "status-patches"])
+def test_after_podgcs_fault_window_the_bare_cluster_is_what_it_would_have_been(request_fields):
+    """examples/bare-cluster.jsonl with PodGC's requests refused from the node's deletion until
+    after its quarantine ends: the next gc pass deletes the orphaned pods all the same."""
+    from pathlib import Path
+
+    from test_faults import _outcome
+
+    text = (Path(__file__).parent.parent / "examples" / "bare-cluster.jsonl").read_text().splitlines()
+    first = next(i for i, raw in enumerate(text) if json.loads(raw)["op"] == "delete")
+    start = json.loads(text[first])["at"]
+    line = json.dumps({"at": start, "op": "api-fault", "client": POD_GC, "code": 500, "until": "2026-11-20T10:03:00Z", **request_fields})
+    plain = Engine()
+    plain.run(parse_lines(enumerate(text, start=1)))
+    plain.finish()
+    faulted = Engine()
+    faulted.run(parse_lines(enumerate([*text[:first], line, *text[first:]], start=1)))
+    faulted.finish()
+    assert of(faulted, ev.RequestRefused, POD_GC)
+    assert _outcome(faulted) == _outcome(plain)
+    assert faulted.cluster.failures == {} and faulted.cluster.quarantined == {}
