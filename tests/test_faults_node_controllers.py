@@ -440,3 +440,19 @@ def test_after_podgcs_fault_window_the_bare_cluster_is_what_it_would_have_been(r
     assert of(faulted, ev.RequestRefused, POD_GC)
     assert _outcome(faulted) == _outcome(plain)
     assert faulted.cluster.failures == {} and faulted.cluster.quarantined == {}
+
+
+def test_a_timed_out_orphan_delete_the_api_server_stored_leaves_no_quarantine_behind():
+    """`written` on PodGC's force delete: the pod is gone, PodGC saw the timeout; its next pass
+    finds nothing to do, and a pod bound to the missing node later waits out a quarantine of its
+    own."""
+    engine = orphaned("a", extra=(fault(client=POD_GC, verb="delete", code=504, written=True, count=1),))
+    [refused] = of(engine, ev.RequestRefused, POD_GC)
+    assert refused.written and engine.cluster.pod("default", "a") is None
+    assert [f.reason for f in of(engine, ev.FailuresForgotten, POD_GC)] == ["forget"]
+    assert engine.cluster.quarantined == {}
+    late = T0 + timedelta(seconds=200)
+    engine.run(parse_lines([(50, json.dumps(pod("b", "gone", t=200)))]))
+    engine.finish()
+    [deleted] = [e for e in of(engine, ev.ObjectDeleted, POD_GC) if e.name == "b"]
+    assert deleted.at == late + timedelta(seconds=40)

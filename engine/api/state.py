@@ -354,7 +354,9 @@ class Cluster:
                 ns, _, name = event.key.partition("/")
                 self.ready_at[(ns, name)] = event.due
             elif event.owner == QUARANTINE_OWNER and event.key.startswith(QUARANTINE_PREFIX):
-                self.quarantined[event.key.removeprefix(QUARANTINE_PREFIX)] = event.due
+                node = event.key.removeprefix(QUARANTINE_PREFIX)
+                if self.pods_by_node.get(node):  # not a requeue after its last pod went (written)
+                    self.quarantined[node] = event.due
         elif isinstance(event, ev.TimerFired):
             self._drop_timer((event.at, event.owner, event.key))
         elif isinstance(event, ev.ObjectDeleted):
