@@ -1,7 +1,8 @@
 """API faults and how client-go's machinery answers them, in virtual time.
 
 An `api-fault` history line (`FaultInjected`) makes the API server refuse the matching requests
-of a controller, the garbage collector, the scheduler or a kubelet; the loop records each as
+of a controller, the garbage collector, the scheduler, a kubelet, the taint manager, PodGC or the
+node lifecycle controller; the loop records each as
 `RequestRefused`. What a refusal does to the rest of a sync is upstream's (see
 `engine.loop.SyncRun`); this module holds the pure parts: which fault a request meets, the
 Status a refused request carries, the workqueue's `DefaultControllerRateLimiter` (client-go
@@ -18,8 +19,7 @@ from engine.events import ApiFault
 
 # A fault's `client` is the engine's name for the actor, the `by` of its events (for the
 # controllers, the component their Events name: upstream's recorder source). The workload
-# controllers are what a fault without `client` refuses; the garbage collector, the scheduler
-# and the kubelets only when named.
+# controllers are what a fault without `client` refuses; the other clients only when named.
 WORKLOAD_CLIENTS = (
     "daemonset-controller",
     "deployment-controller",

@@ -12,6 +12,14 @@
   change keeps an earlier schedule, and tolerating forever (or no NoExecute taint) cancels it.
   Deleting the node cancels nothing: a schedule that runs out while the node is gone still
   deletes the pod, and a node applied again is handled like any added node (`NodeUpdated`).
+  An eviction is `addConditionAndDeletePod`: the DisruptionTarget condition (a status patch,
+  where PodDisruptionConditions is: not on 1.18), then the delete; refused (an `api-fault`),
+  `deletePodHandler` tries again 10 ms later, 5 attempts in all, then gives up
+  (`EvictionAbandoned`) until the pod's tolerations or node, or the node's NoExecute taints,
+  change.
+
+A refused request of PodGC ends that pod's requests and waits for the next gc pass (20 s; for
+orphaned pods, a quarantine after that pass: 60 s).
 """
 
 from __future__ import annotations

@@ -37,6 +37,10 @@ conditions turn Unknown at its end (upstream: at the next 5 s monitor pass). A r
 marked not Ready (a capture records those writes too). Taints are written at the instant the
 condition changes (upstream: at the next 5 s monitor pass, then at most one node a zone every
 10 s by `--node-eviction-rate`).
+
+A refused request (an `api-fault`): the node status update is tried again at once
+(`wait.PollImmediate` in monitorNodeHealth), then the node waits for the next monitor pass, 5 s
+later, as does a refused taint update or MarkPodsNotReady update (`nodesToRetry`).
 """
 
 from __future__ import annotations
