@@ -456,3 +456,15 @@ def test_a_timed_out_orphan_delete_the_api_server_stored_leaves_no_quarantine_be
     engine.finish()
     [deleted] = [e for e in of(engine, ev.ObjectDeleted, POD_GC) if e.name == "b"]
     assert deleted.at == late + timedelta(seconds=40)
+
+
+def test_marking_for_deletion_is_recorded_once_a_handler_run_whether_or_not_its_attempts_go_through():
+    """emitPodDeletionEvent comes first in deletePodHandler, before its attempts: a run whose 5
+    attempts were refused records it once, and the run after a new NoExecute taint once more."""
+    from replay.derived import derive_events
+
+    engine = replay(node(taints=[taint(1)]), fault(client=TAINT_EVICTION, verb="delete", code=500, count=5), pod(), patch_node(30, taints=[taint(1), taint(2)]))
+    marked = [d for d in derive_events(engine.events) if d["reason"] == "TaintManagerEviction"]
+    assert [(d["message"], d["count"], d["firstTimestamp"], d["lastTimestamp"]) for d in marked] == [
+        ("Marking for deletion Pod default/pod1", 2, at(1), at(30)),
+    ]
