@@ -162,7 +162,7 @@ def _taint_eviction(rec: _Recorder, e: ev.Event, evicting: set[tuple[str, str]])
     handler, before its first attempt (the DisruptionTarget patch or the delete), whether or not
     the attempts go through; a run ends when its failures are forgotten (it succeeded, or gave
     up: a later run records it again) or the pod is gone."""
-    if isinstance(e, ev.FailuresForgotten):
+    if isinstance(e, ev.FailuresForgotten | ev.EvictionAbandoned):  # the latter is in the pod's stream too
         namespace, _, name = e.key.partition("/")
         evicting.discard((namespace, name))
         return
