@@ -468,3 +468,28 @@ def test_marking_for_deletion_is_recorded_once_a_handler_run_whether_or_not_its_
     assert [(d["message"], d["count"], d["firstTimestamp"], d["lastTimestamp"]) for d in marked] == [
         ("Marking for deletion Pod default/pod1", 2, at(1), at(30)),
     ]
+
+
+def test_describe_and_get_events_count_the_same_handler_runs(tmp_path, capsys):
+    """describe reads the pod's stream (and the events mentioning it), get events the whole log:
+    both count the two deletePodHandler runs."""
+    from replay.cli import main
+
+    lines = [
+        node(taints=[taint(1)]),
+        {"at": at(0), "op": "kubelet", "stopAfter": "10s"},
+        fault(client=TAINT_EVICTION, verb="delete", code=500, count=5),
+        pod(),
+        patch_node(30, taints=[taint(1), taint(2)]),
+    ]
+    history = tmp_path / "h.jsonl"
+    history.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    store = f"sqlite:{tmp_path / 'k.db'}"
+    assert main(["replay", str(history), "--store", store]) == 0
+    capsys.readouterr()
+    assert main(["describe", "pod", "pod1", "--at", at(35), "--store", store]) == 0
+    described = [line for line in capsys.readouterr().out.splitlines() if "Marking for deletion" in line]
+    assert len(described) == 1 and "(x2 over 29s)" in described[0]
+    assert main(["get", "events", "-o", "json", "--store", store]) == 0
+    [listed] = [i for i in json.loads(capsys.readouterr().out)["items"] if i["reason"] == "TaintManagerEviction"]
+    assert listed["count"] == 2
