@@ -824,8 +824,8 @@ class SyncRun:
 
     Actors with another queue say so: `requeue_after_error` replaces the rate limiter (the
     scheduler's backoffQ, whose `backoff_queue` pods are not tried again before their backoff is
-    over; the taint manager's 10 ms sleep between deletePodHandler's attempts; PodGC's next gc
-    pass), `forgets` words the FailuresForgotten of a key that then succeeds, `attempts` and
+    over; with `waits_for_requeue`, the key waits for its requeue alone: the taint manager's 10 ms
+    sleep between deletePodHandler's attempts, PodGC's next gc pass), `forgets` words the FailuresForgotten of a key that then succeeds, `attempts` and
     `gave_up` end the retries of a handler that gives up (deletePodHandler's `retries`),
     `retry_refused` replaces the requeue altogether (the kubelet status manager's syncBatch)."""
 
@@ -969,6 +969,8 @@ class SyncRun:
         if self.failed is None:
             if getattr(self.actor, "backoff_queue", False) and any(d > engine.now for d in cluster.pending_timers(name, key)):  # type: ignore[operator]
                 return  # the key waits out its backoff (the scheduler's backoffQ): not a success
+            if getattr(self.actor, "waits_for_requeue", False) and cluster.requeue_pending(name, key, engine.now):
+                return  # a failed key waiting for its requeue (a handler's sleep, the next pass)
             if not cut and (name, key) in cluster.failures:
                 forgotten = getattr(self.actor, "forgets", None)
                 forgets = (

@@ -493,3 +493,24 @@ def test_describe_and_get_events_count_the_same_handler_runs(tmp_path, capsys):
     assert main(["get", "events", "-o", "json", "--store", store]) == 0
     [listed] = [i for i in json.loads(capsys.readouterr().out)["items"] if i["reason"] == "TaintManagerEviction"]
     assert listed["count"] == 2
+
+
+def test_a_node_whose_refused_request_went_through_at_the_next_pass_is_not_held_by_its_grace_period_timer():
+    """The node lifecycle controller waits for its requeue alone: once the next pass went
+    through, a later condition change is tainted at once, though the node's grace-period timer
+    (its kubelet went silent meanwhile) is still pending under the same key."""
+    engine = replay(
+        node(),
+        node("node2"),
+        fault(t=5, client=NODE_LIFECYCLE, verb="update", kind="Node", code=500, count=1),
+        {"at": at(10), "op": "node-condition", "name": "node1", "type": "MemoryPressure", "status": "True"},
+        {"at": at(12), "op": "node-heartbeat", "name": "node1", "stopped": True},
+        {"at": at(20), "op": "node-condition", "name": "node1", "type": "DiskPressure", "status": "True"},
+        finish=False,
+    )
+    tainted = [(e.at - T0, sorted(t.key for t in e.object.spec.taints)) for e in of(engine, ev.ObjectUpdated, NODE_LIFECYCLE)]
+    assert tainted == [
+        (timedelta(seconds=15), ["node.kubernetes.io/memory-pressure"]),
+        (timedelta(seconds=20), ["node.kubernetes.io/disk-pressure", "node.kubernetes.io/memory-pressure"]),
+    ]
+    assert [f.at - T0 for f in of(engine, ev.FailuresForgotten, NODE_LIFECYCLE)] == [timedelta(seconds=15)]

@@ -95,6 +95,7 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     # counts (owner, key, failures) and overall rate-limit buckets (owner, TokenBucket.state())
     faults: list[tuple[int, ev.ApiFault, int, int]] = msgspec.field(default_factory=list)
     failures: list[tuple[str, str, int]] = msgspec.field(default_factory=list)
+    requeues: list[tuple[str, str, datetime]] = msgspec.field(default_factory=list)
     buckets: list[tuple[str, str, int, str, datetime | None]] = msgspec.field(default_factory=list)
     # the pod statuses the kubelets keep after a refused status update (namespace, name, status)
     kept_statuses: list[tuple[str, str, PodStatus]] = msgspec.field(default_factory=list)
@@ -184,6 +185,9 @@ class Cluster:
         # the workqueues' memory: (controller, key) -> failures since the last success, and
         # each controller's overall rate-limit bucket (engine.faults.overall_bucket)
         self.failures: dict[tuple[str, str], int] = {}
+        # when each failed key's requeue is due (the last SyncFailed's `due`), until forgotten:
+        # an actor that waits for it tells it from its other timers under the same key
+        self.requeues: dict[tuple[str, str], datetime] = {}
         self.buckets: dict[str, TokenBucket] = {}
         # the kubelet status manager's cache: the status of a pod whose update the API server
         # refused, sent again at its next syncBatch (dropped once a pod status is written)
@@ -265,6 +269,11 @@ class Cluster:
         """When `owner`'s timers for `key` are due (timer_set_at holds exactly the pending ones)."""
         return sorted(self.timer_dues.get((owner, key), ()))
 
+    def requeue_pending(self, owner: str, key: str, now: datetime) -> bool:
+        """Did a sync of `key` fail with its requeue still to come (a SyncFailed due after `now`)?"""
+        due = self.requeues.get((owner, key))
+        return due is not None and due > now
+
     def next_timer(self) -> datetime | None:
         return self.timers[0][0] if self.timers else None
 
@@ -296,6 +305,7 @@ class Cluster:
                 pace_buckets=[(name, *b.state()) for name, b in sorted(self.pace_buckets.items())],
                 faults=[(p, f, n, a) for p, (f, n, a) in sorted(self.faults.items())],
                 failures=sorted((o, k, n) for (o, k), n in self.failures.items()),
+                requeues=sorted((o, k, d) for (o, k), d in self.requeues.items()),
                 buckets=[(o, *b.state()) for o, b in sorted(self.buckets.items()) if b.last is not None],
                 kept_statuses=[(ns, name, st) for (ns, name), st in sorted(self.kept_statuses.items(), key=lambda kv: kv[0])],
                 abandoned_evictions=[(k, n, list(t), list(tol)) for k, (n, t, tol) in sorted(self.abandoned_evictions.items(), key=lambda kv: kv[0])],
@@ -325,6 +335,7 @@ class Cluster:
         cluster.pace_buckets = {name: TokenBucket.restore(rest) for name, *rest in snap.pace_buckets}  # type: ignore[arg-type]
         cluster.faults = {p: (f, n, a) for p, f, n, a in snap.faults}
         cluster.failures = {(o, k): n for o, k, n in snap.failures}
+        cluster.requeues = {(o, k): d for o, k, d in snap.requeues}
         cluster.buckets = {o: TokenBucket.restore(rest) for o, *rest in snap.buckets}  # type: ignore[arg-type]
         cluster.kept_statuses = {(ns, name): st for ns, name, st in snap.kept_statuses}
         cluster.abandoned_evictions = {k: (n, tuple(t), tuple(tol)) for k, n, t, tol in snap.abandoned_evictions}
@@ -400,10 +411,12 @@ class Cluster:
                     self.faults[event.fault] = (fault, left - 1, 0)
         elif isinstance(event, ev.SyncFailed):
             self.failures[(event.owner, event.key)] = event.failures
+            self.requeues[(event.owner, event.key)] = event.due
             if event.owner != SCHEDULER:  # its backoffQ has no overall bucket
                 self.buckets.setdefault(event.owner, overall_bucket()).reserve(event.at)
         elif isinstance(event, ev.FailuresForgotten):
             self.failures.pop((event.owner, event.key), None)
+            self.requeues.pop((event.owner, event.key), None)
         if self.faults:
             self._expire_faults(event.at)
             self._admitted(event)

@@ -83,11 +83,11 @@ class PodGarbageCollector:
 
     # a key requeued after a refused request waits for its next gc pass: events do not bring
     # it back early (engine.loop.SyncRun)
-    backoff_queue = True
+    waits_for_requeue = True
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
         if key == TERMINATED_KEY:
-            if (self.name, key) in cluster.failures and any(d > now for d in cluster.pending_timers(self.name, key)):
+            if cluster.requeue_pending(self.name, key, now):
                 return []  # a refused delete waits for the next gc pass
             return self._gc_terminated(cluster)
         node = key.removeprefix(QUARANTINE_PREFIX)
@@ -247,7 +247,7 @@ class TaintEvictionController:
 
     # deletePodHandler sleeps 10 ms between its attempts: events do not bring the pod back
     # early (engine.loop.SyncRun), and it gives up after `retries` of them
-    backoff_queue = True
+    waits_for_requeue = True
     attempts = EVICTION_RETRIES
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
@@ -256,7 +256,7 @@ class TaintEvictionController:
         pod = cluster.pod(ns, name)
         if pod is None or pod.metadata.deletion_timestamp is not None or not pod.spec.node_name:
             return []
-        if (self.name, key) in cluster.failures and any(d > now for d in cluster.pending_timers(self.name, key)):
+        if cluster.requeue_pending(self.name, key, now):
             return []  # deletePodHandler sleeps before its next attempt
         node = cluster.node(pod.spec.node_name)
         abandoned = cluster.abandoned_evictions.get(key)

@@ -165,7 +165,7 @@ class NodeLifecycleController:
 
     # a node whose request was refused waits for the next monitorNodeHealth pass
     # (engine.loop.SyncRun); its status update is tried NODE_HEALTH_UPDATE_RETRIES more times
-    backoff_queue = True
+    waits_for_requeue = True
     status_update_retries = NODE_HEALTH_UPDATE_RETRIES
 
     watches = frozenset({"Node", "NodeHeartbeatsStopped", "TimerFired"})  # the loop routes it these kinds' events alone
@@ -193,7 +193,7 @@ class NodeLifecycleController:
         node = cluster.node(key)
         if node is None or node.metadata.deletion_timestamp is not None:
             return []
-        if (self.name, key) in cluster.failures and any(d > now for d in cluster.pending_timers(self.name, key)):
+        if cluster.requeue_pending(self.name, key, now):
             return []  # a refused request: the next monitor pass tries again
         out: list[cmd.Command] = []
         if key in cluster.silent_nodes:
