@@ -10,7 +10,7 @@ from datetime import datetime
 
 import msgspec
 
-from engine.api.objects import AnyObject, KubeObject, PodStatus, kind_of
+from engine.api.objects import AnyObject, KubeObject, PodStatus, Taint, Toleration, kind_of
 
 
 class Command(msgspec.Struct, tag=True, tag_field="command", frozen=True, kw_only=True):
@@ -90,7 +90,7 @@ class DeleteObject(Command, kw_only=True):
     force: bool = False  # skip graceful termination (as PodGC does)
 
 
-def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False, group: int = 0) -> DeleteObject:
+def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False, group: int = 0, chain: int = 0) -> DeleteObject:
     """Delete this incarnation of `obj` (its uid is the precondition)."""
     meta = obj.metadata
     return DeleteObject(
@@ -102,6 +102,7 @@ def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False
         reason=reason,
         message=message,
         group=group,
+        chain=chain,
     )
 
 
@@ -191,3 +192,12 @@ AnyCommand = (
     | ScheduleEviction
     | CancelEviction
 )
+
+
+class AbandonEviction(Command, kw_only=True):
+    """The taint manager gives up on evicting pod `key` (deletePodHandler's retries ran out)."""
+
+    key: str
+    node: str
+    taints: list[Taint] = msgspec.field(default_factory=list)
+    tolerations: list[Toleration] = msgspec.field(default_factory=list)

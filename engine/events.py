@@ -16,7 +16,7 @@ from datetime import datetime
 
 import msgspec
 
-from engine.api.objects import AnyObject, OpaqueObject, OwnerReference, kind_of
+from engine.api.objects import AnyObject, OpaqueObject, OwnerReference, Taint, Toleration, kind_of
 
 
 class Event(
@@ -218,6 +218,19 @@ class EvictionCancelled(Event, kw_only=True):
     key: str
 
 
+class EvictionAbandoned(Event, kw_only=True):
+    """The taint manager's deletePodHandler gave up on pod `key` (its `retries` attempts were
+    refused): the eviction is forgotten (the timed worker queue drops it), and the pod is
+    handled again only when something enqueues it anew, its tolerations or node changing
+    (PodUpdated) or the node's NoExecute taints changing (NodeUpdated); `node`, `taints` (the
+    node's NoExecute taints) and `tolerations` are those it gave up with."""
+
+    key: str
+    node: str
+    taints: list[Taint] = msgspec.field(default_factory=list)
+    tolerations: list[Toleration] = msgspec.field(default_factory=list)
+
+
 class ApiFault(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
     """Which requests the API server refuses, and how (an `api-fault` history line). Empty
     matchers match anything; `count` (0: no limit) and `until` (None: no end) bound it, the
@@ -321,6 +334,7 @@ AnyEvent = (
     | BackoffRecorded
     | EvictionScheduled
     | EvictionCancelled
+    | EvictionAbandoned
     | FaultInjected
     | RequestRefused
     | SyncFailed

@@ -1,7 +1,8 @@
 """API faults and how client-go's machinery answers them, in virtual time.
 
 An `api-fault` history line (`FaultInjected`) makes the API server refuse the matching requests
-of a controller, the garbage collector, the scheduler or a kubelet; the loop records each as
+of a controller, the garbage collector, the scheduler, a kubelet, the taint manager, PodGC or the
+node lifecycle controller; the loop records each as
 `RequestRefused`. What a refusal does to the rest of a sync is upstream's (see
 `engine.loop.SyncRun`); this module holds the pure parts: which fault a request meets, the
 Status a refused request carries, the workqueue's `DefaultControllerRateLimiter` (client-go
@@ -18,8 +19,7 @@ from engine.events import ApiFault
 
 # A fault's `client` is the engine's name for the actor, the `by` of its events (for the
 # controllers, the component their Events name: upstream's recorder source). The workload
-# controllers are what a fault without `client` refuses; the garbage collector, the scheduler
-# and the kubelets only when named.
+# controllers are what a fault without `client` refuses; the other clients only when named.
 WORKLOAD_CLIENTS = (
     "daemonset-controller",
     "deployment-controller",
@@ -29,13 +29,21 @@ WORKLOAD_CLIENTS = (
 GARBAGE_COLLECTOR = "garbage-collector"
 SCHEDULER = "default-scheduler"
 KUBELET = "kubelet"
-FAULTABLE_CLIENTS = (*WORKLOAD_CLIENTS, GARBAGE_COLLECTOR, SCHEDULER, KUBELET)
+NODE_LIFECYCLE = "node-lifecycle-controller"
+POD_GC = "pod-garbage-collector"
+TAINT_EVICTION = "taint-eviction-controller"
+FAULTABLE_CLIENTS = (*WORKLOAD_CLIENTS, GARBAGE_COLLECTOR, SCHEDULER, KUBELET, NODE_LIFECYCLE, POD_GC, TAINT_EVICTION)
+# before 1.29 the taint manager ran inside the node lifecycle controller (NoExecuteTaintManager,
+# pkg/controller/nodelifecycle/scheduler) with its client, the node-controller service account:
+# on these releases a fault on the node lifecycle controller refuses the taint manager's too
+TAINT_MANAGER_IN_NODE_LIFECYCLE = ("1.18",)
 # the identities an audit log shows for them (user.username), and kube-controller-manager's
 # service account names (`--use-service-account-credentials`, ClientBuilder.ClientOrDie(NAME)):
 # a history may name a client by either, it is recorded under the engine's name
 CLIENT_ALIASES = {
     "daemon-set-controller": "daemonset-controller",
     "generic-garbage-collector": GARBAGE_COLLECTOR,
+    "node-controller": NODE_LIFECYCLE,
     **{
         f"system:serviceaccount:kube-system:{account}": client
         for account, client in (
@@ -44,6 +52,9 @@ CLIENT_ALIASES = {
             ("replicaset-controller", "replicaset-controller"),
             ("statefulset-controller", "statefulset-controller"),
             ("generic-garbage-collector", GARBAGE_COLLECTOR),
+            ("node-controller", NODE_LIFECYCLE),
+            ("pod-garbage-collector", POD_GC),
+            ("taint-eviction-controller", TAINT_EVICTION),
         )
     },
     "system:kube-scheduler": SCHEDULER,
@@ -53,9 +64,35 @@ VERBS = ("create", "update", "delete")
 SUBRESOURCES = ("status", "binding")
 # the requests of the other clients a fault can refuse: (verb, subresource) they send
 CLIENT_REQUESTS = {
-    SCHEDULER: (("create", "binding"),),  # DefaultBinder.Bind: POST pods/NAME/binding
+    # DefaultBinder.Bind: POST pods/NAME/binding; handleSchedulingFailure's updatePod: the
+    # PodScheduled=False status patch
+    SCHEDULER: (("create", "binding"), ("update", "status")),
     KUBELET: (("update", "status"),),  # the status manager's syncPod: PUT/PATCH pods/NAME/status
-    GARBAGE_COLLECTOR: (("delete", ""), ("update", "")),  # attemptToDeleteItem; ownerReference removals
+    # attemptToDeleteItem; ownerReference removals and removeFinalizer (patches upstream)
+    GARBAGE_COLLECTOR: (("delete", ""), ("update", "")),
+    # tryUpdateNodeHealth's node status update and MarkPodsNotReady's pod status updates; the
+    # taint passes' node updates (SwapNodeControllerTaint, RemoveTaintOffNode); the taint
+    # manager's pod deletes before 1.29 (TAINT_MANAGER_IN_NODE_LIFECYCLE)
+    NODE_LIFECYCLE: (("update", "status"), ("update", ""), ("delete", "")),
+    # markFailedAndDeletePodWithCondition: the pod status patch (phase Failed, DisruptionTarget),
+    # then the force delete
+    POD_GC: (("update", "status"), ("delete", "")),
+    # addConditionAndDeletePod: the DisruptionTarget status patch, then the delete
+    TAINT_EVICTION: (("update", "status"), ("delete", "")),
+}
+# the request a line naming one of these clients means when it gives neither verb nor
+# subresource (or the verb alone): the one it sends most
+CLIENT_DEFAULT_REQUEST = {
+    SCHEDULER: ("create", "binding"),
+    KUBELET: ("update", "status"),
+}
+# the kinds those clients' requests are about
+CLIENT_KINDS = {
+    SCHEDULER: ("Pod",),
+    KUBELET: ("Pod",),
+    NODE_LIFECYCLE: ("Node", "Pod"),
+    POD_GC: ("Pod",),
+    TAINT_EVICTION: ("Pod",),
 }
 
 # kube-scheduler's backoffQ (pkg/scheduler/backend/queue: DefaultPodInitialBackoffDuration,
@@ -89,9 +126,9 @@ STATUS: dict[int, tuple[str, str]] = {
 NOT_FOUND = 404
 CONFLICT = 409
 TIMEOUT = 504
-# the requests a timed-out fault may have carried out (`written`): those whose effect the
-# informers see as an add or a delete
-WRITTEN_VERBS = ("create", "delete")
+# the requests a timed-out fault may have carried out (`written`): creates, updates (status
+# writes included) and deletes, whose effect the informers see; not a binding
+WRITTEN_VERBS = ("create", "update", "delete")
 
 # retry.DefaultBackoff (client-go util/retry/util.go), which the StatefulSet's status updater
 # retries conflicts with (RetryOnConflict): Steps 4, Duration 10ms, Factor 5, Jitter 0.1;
@@ -122,11 +159,21 @@ def status_message(fault: ApiFault, resource: str, name: str) -> str:
     return STATUS[fault.code][1].format(what=what)
 
 
-def matches(fault: ApiFault, client: str, verb: str, subresource: str, kind: str, namespace: str, name: str, node: str = "") -> bool:
+def fault_clients(client: str, release: str) -> tuple[str, ...]:
+    """The clients whose faults a request of `client` meets on `release`: its own, and on the
+    releases whose taint manager ran inside the node lifecycle controller, that one's."""
+    if client == TAINT_EVICTION and release in TAINT_MANAGER_IN_NODE_LIFECYCLE:
+        return (TAINT_EVICTION, NODE_LIFECYCLE)
+    return (client,)
+
+
+def matches(fault: ApiFault, client: str | tuple[str, ...], verb: str, subresource: str, kind: str, namespace: str, name: str, node: str = "") -> bool:
     """Does this request meet the fault? (empty matchers match anything, but a fault without
-    `client` refuses only the workload controllers)"""
+    `client` refuses only the workload controllers; `client` may be several names, from
+    `fault_clients`)"""
+    clients = (client,) if isinstance(client, str) else client
     return (
-        (fault.client == client if fault.client else client in WORKLOAD_CLIENTS)
+        (fault.client in clients if fault.client else clients[0] in WORKLOAD_CLIENTS)
         and (not fault.verb or fault.verb == verb)
         and fault.subresource == subresource
         and (not fault.kind or fault.kind == kind)

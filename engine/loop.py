@@ -486,6 +486,15 @@ class Engine:
                     self._set_timer(by, timer, audit)
                 case cmd.CancelEviction():
                     self._record(ev.EvictionCancelled, audit, key=command.key)
+                case cmd.AbandonEviction():
+                    self._record(
+                        ev.EvictionAbandoned,
+                        audit,
+                        key=command.key,
+                        node=command.node,
+                        taints=command.taints,
+                        tolerations=command.tolerations,
+                    )
                 case _:
                     raise LoopError(f"unknown command {command!r}")
         except op.Rejected as exc:
@@ -503,12 +512,13 @@ class Engine:
         verb, subresource, kind, namespace, name = request
         now = self.now
         node = _node_of(self.cluster, command) if client == faults.KUBELET else ""
+        clients = faults.fault_clients(client, self.cluster.release)
         found = next(
             (
                 (position, fault, passing)
                 for position, (fault, _, passing) in sorted(self.cluster.faults.items())
                 if (fault.until is None or now < fault.until)
-                and faults.matches(fault, client, verb, subresource, kind, namespace, name, node)
+                and faults.matches(fault, clients, verb, subresource, kind, namespace, name, node)
             ),
             None,
         )
@@ -519,7 +529,7 @@ class Engine:
         # the workload a controller's request was for; the scheduler's and kubelets' are about the pod
         owner = self._owner_of(command, kind, namespace, name) if client in faults.WORKLOAD_CLIENTS else None
         reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, fault.code)
-        written = fault.written and verb in faults.WRITTEN_VERBS
+        written = fault.written and verb in faults.WRITTEN_VERBS and subresource != "binding"
         if written:
             # the API server carried the request out, then the client's request timed out: the
             # informers see the write, the controller sees the error (expectations lowered twice)
@@ -817,8 +827,10 @@ class SyncRun:
 
     Actors with another queue say so: `requeue_after_error` replaces the rate limiter (the
     scheduler's backoffQ, whose `backoff_queue` pods are not tried again before their backoff is
-    over), `retry_refused` replaces the requeue altogether (the kubelet status manager's
-    syncBatch)."""
+    over; with `waits_for_requeue`, the key waits for its requeue alone: the taint manager's 10 ms
+    sleep between deletePodHandler's attempts, PodGC's next gc pass), `forgets` words the FailuresForgotten of a key that then succeeds, `attempts` and
+    `gave_up` end the retries of a handler that gives up (deletePodHandler's `retries`),
+    `retry_refused` replaces the requeue altogether (the kubelet status manager's syncBatch)."""
 
     __slots__ = ("actor", "attempt", "broken", "engine", "failed", "key", "managed", "refused", "skipped", "sleeping", "trigger")
 
@@ -917,6 +929,9 @@ class SyncRun:
             return
         refused = self.send(command, may_sleep=True)
         if refused is not None:
+            logged = getattr(self.actor, "only_logs", None)
+            if logged is not None and logged(command):
+                return  # an error the client logs and goes on (the scheduler's updatePod)
             self._not_observed(command)
             if command.not_found_ok and refused.code == faults.NOT_FOUND:
                 return  # the controller treats NotFound as done (the rolling update's delete)
@@ -935,10 +950,16 @@ class SyncRun:
         attempts = 1
         first = 1
         on_conflict = getattr(self.actor, "retry_on_conflict_only", False)
+        sleeps = False
         if isinstance(command, cmd.UpdateStatus):
             attempts += getattr(self.actor, "status_update_retries", 0)
             first, self.attempt = self.attempt, 1
-        sleeps = may_sleep and on_conflict and name in engine.buckets
+            sleeps = may_sleep and on_conflict and name in engine.buckets
+        elif isinstance(command, cmd.RemoveFinalizer) and (retries := getattr(self.actor, "finalizer_conflict_retries", 0)):
+            # the garbage collector's removeFinalizer: RetryOnConflict(retry.DefaultBackoff) around
+            # its patch, the sleeps left out (at one instant, paced or not)
+            attempts += retries
+            on_conflict = True
         refused = None
         for attempt in range(min(first, attempts), attempts + 1):
             refused = engine.refuse(name, command, self.trigger)
@@ -977,10 +998,13 @@ class SyncRun:
         if self.failed is None:
             if getattr(self.actor, "backoff_queue", False) and any(d > engine.now for d in cluster.pending_timers(name, key)):  # type: ignore[operator]
                 return  # the key waits out its backoff (the scheduler's backoffQ): not a success
+            if getattr(self.actor, "waits_for_requeue", False) and cluster.requeue_pending(name, key, engine.now):
+                return  # a failed key waiting for its requeue (a handler's sleep, the next pass)
             if not cut and (name, key) in cluster.failures:
+                forgotten = getattr(self.actor, "forgets", None)
                 forgets = (
-                    f"{key} left the scheduling queue: its attempts are forgotten"
-                    if getattr(self.actor, "backoff_queue", False)
+                    forgotten(key)
+                    if forgotten is not None
                     else f"sync of {key} succeeded: the workqueue forgets its failures (Forget)"
                 )
                 engine._record(
@@ -1002,6 +1026,18 @@ class SyncRun:
                 engine.execute(command, name, refused.position)
             return
         failures = cluster.failures.get((name, key), 0)
+        attempts = getattr(self.actor, "attempts", 0)
+        if attempts and failures + 1 >= attempts:  # a handler's own retries ran out: it gives up
+            message, commands = self.actor.gave_up(key, cluster, engine.now, refused, failures + 1)  # type: ignore[attr-defined]
+            engine._record(
+                ev.FailuresForgotten,
+                Audit(by=name, reason="gave-up", message=message, trigger=refused.position),
+                owner=name,
+                key=key,
+            )
+            for command in commands:
+                engine.execute(command, name, refused.position)
+            return
         max_retries = getattr(self.actor, "max_retries", 0)
         skipped_creates = sum(1 for c in self.skipped if isinstance(c, cmd.CreateObject))
         skipped = (
@@ -1087,8 +1123,12 @@ def request_of(command: cmd.Command) -> tuple[str, str, str, str, str] | None:
             return ("delete", "", command.kind, command.namespace, command.name)
         case cmd.BindPod():  # DefaultBinder: POST pods/NAME/binding
             return ("create", "binding", "Pod", command.namespace, command.name)
-        case cmd.SetPodStatus():  # the kubelet status manager's status update
+        case cmd.SetPodStatus():  # a pod status update (the kubelets', PodGC's, the taint manager's, ...)
             return ("update", "status", "Pod", command.namespace, command.name)
+        case cmd.ReportUnschedulable():  # the scheduler's updatePod: a PodScheduled status patch
+            return ("update", "status", "Pod", command.namespace, command.name)
+        case cmd.RemoveFinalizer():  # the garbage collector's removeFinalizer: a patch of the object
+            return ("update", "", command.kind, command.namespace, command.name)
     return None
 
 

@@ -19,6 +19,8 @@ from engine.api.catalog import INITIAL_NAMESPACES
 from engine.api.objects import API_VERSIONS, CLUSTER_SCOPED, KubeObject, Pod, Service, kind_of
 from engine.api.state import Cluster
 
+TAINT_EVICTION = "taint-eviction-controller"
+
 WORKLOAD_CONTROLLERS = {
     "DaemonSet": "daemonset-controller",
     "ReplicaSet": "replicaset-controller",
@@ -116,8 +118,13 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
     """Every Event the components would have recorded, in the order they were first recorded."""
     rec = _Recorder()
     deleting: set[str] = set()  # pods whose controller deletion was already recorded
+    evicting: set[tuple[str, str]] = set()  # pods a deletePodHandler run is at
     for e in log:
         subject = ev.subject(e)
+        if e.by == TAINT_EVICTION:
+            _taint_eviction(rec, e, evicting)
+        if isinstance(e, ev.ObjectDeleted) and e.kind == "Pod":
+            evicting.discard((e.namespace, e.name))  # a pod made again under the name is another
         if isinstance(e, ev.ObjectEvent):
             obj = e.object
             key = (kind_of(obj), obj.metadata.namespace, obj.metadata.name)
@@ -150,6 +157,29 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
     return list(rec.events.values())
 
 
+def _taint_eviction(rec: _Recorder, e: ev.Event, evicting: set[tuple[str, str]]) -> None:
+    """Mirrors deletePodHandler's emitPodDeletionEvent: "Marking for deletion" once a run of the
+    handler, before its first attempt (the DisruptionTarget patch or the delete), whether or not
+    the attempts go through; a run ends when its failures are forgotten (it succeeded, or gave
+    up: a later run records it again) or the pod is gone."""
+    if isinstance(e, ev.FailuresForgotten | ev.EvictionAbandoned):  # the latter is in the pod's stream too
+        namespace, _, name = e.key.partition("/")
+        evicting.discard((namespace, name))
+        return
+    pod: Any = None
+    if isinstance(e, ev.PodStatusChanged | ev.DeletionStarted):
+        pod = e.object
+    elif isinstance(e, ev.RequestRefused | ev.ObjectDeleted) and e.kind == "Pod":
+        pod = rec.previous.get(("Pod", e.namespace, e.name))
+    if not isinstance(pod, Pod):
+        return
+    key = (pod.metadata.namespace, pod.metadata.name)
+    if key in evicting:
+        return
+    evicting.add(key)
+    rec.record(e.at, e.position, _ref(pod), "Normal", "TaintManagerEviction", f"Marking for deletion Pod {key[0]}/{key[1]}", TAINT_EVICTION)
+
+
 def _object_event(rec: _Recorder, e: ev.ObjectEvent, obj: KubeObject, previous: KubeObject | None, deleting: set[str]) -> None:
     kind = kind_of(obj)
     by = e.by
@@ -164,8 +194,6 @@ def _object_event(rec: _Recorder, e: ev.ObjectEvent, obj: KubeObject, previous: 
             rec.record(e.at, e.position, _owner_ref(obj.metadata.namespace, owner), "Normal", "SuccessfulCreate", f"Created pod: {obj.metadata.name}", by)
     if isinstance(e, ev.DeletionStarted) and isinstance(obj, Pod):
         _pod_deletion(rec, e, (obj.metadata.namespace, obj.metadata.name, obj.metadata.uid), obj.metadata.owner_references, deleting)
-        if by == "taint-eviction-controller":
-            rec.record(e.at, e.position, _ref(obj), "Normal", "TaintManagerEviction", f"Marking for deletion Pod {obj.metadata.namespace}/{obj.metadata.name}", by)
     if by == "deployment-controller" and isinstance(e, ev.ObjectCreated | ev.ObjectUpdated | ev.StatusUpdated):
         reason, _, rest = e.message.partition(": ")
         if reason in DEPLOYMENT_REASONS:

@@ -407,14 +407,17 @@ def _api_fault(line: ApiFaultLine, number: int, common: dict[str, Any]) -> op.In
     if subresource == "binding" and client != faults.SCHEDULER:
         raise HistoryError(number, "client", f"a binding is the scheduler's request: client {faults.SCHEDULER}")
     if requests is not None:
-        if len(requests) == 1 and not subresource and verb in ("", requests[0][0]):  # its one request: a binding, a status write
-            verb, subresource = requests[0]
+        default = faults.CLIENT_DEFAULT_REQUEST.get(client)
+        if default is not None and not subresource and verb in ("", default[0]):  # its main request: a binding, a status write
+            verb, subresource = default
         wanted = (verb or implied.get(subresource, ""), subresource)
         if not any((not wanted[0] or wanted[0] == v) and wanted[1] == sub for v, sub in requests):
             can = ", ".join(f"{v} {sub}" if sub else v for v, sub in requests)
             raise HistoryError(number, "verb" if line.verb else "subresource", f"{client} sends no such request: a fault can refuse only its {can}")
-        if client in (faults.SCHEDULER, faults.KUBELET) and line.kind and _kind(line.kind, "kind", number) != "Pod":
-            raise HistoryError(number, "kind", f"{client}'s requests a fault can refuse are about pods, not {line.kind}")
+        kinds = faults.CLIENT_KINDS.get(client, ())
+        if kinds and line.kind and _kind(line.kind, "kind", number) not in kinds:
+            about = " and ".join(f"{k.lower()}s" for k in kinds)
+            raise HistoryError(number, "kind", f"{client}'s requests a fault can refuse are about {about}, not {line.kind}")
     code = line.code
     if code == "timeout":
         code = 504
@@ -435,15 +438,17 @@ def _api_fault(line: ApiFaultLine, number: int, common: dict[str, Any]) -> op.In
             raise HistoryError(number, "until", f"{line.until} is not after the line's time {line.at}")
     if line.count is None and until is None:
         raise HistoryError(number, "count", "required: `count` (the next N matching requests) and/or `until` (a time)")
-    if line.name and not line.kind and client not in (faults.SCHEDULER, faults.KUBELET):
+    if line.name and not line.kind and len(faults.CLIENT_KINDS.get(client, ())) != 1:
         raise HistoryError(number, "kind", "required with `name`")
     if line.written and code != faults.TIMEOUT:
         raise HistoryError(number, "written", f"only a timed-out request (code timeout or {faults.TIMEOUT}) may have been carried out, not a {code}")
-    if line.written and line.verb not in faults.WRITTEN_VERBS:
-        raise HistoryError(number, "written", f"needs `verb` {' or '.join(faults.WRITTEN_VERBS)}: the create or delete the API server carried out, got {line.verb or 'every verb'}")
+    if line.written and (verb or implied.get(subresource, "")) not in faults.WRITTEN_VERBS:
+        raise HistoryError(number, "written", f"needs `verb` {', '.join(faults.WRITTEN_VERBS[:-1])} or {faults.WRITTEN_VERBS[-1]}: the write the API server carried out, got {line.verb or 'every verb'}")
+    if line.written and subresource == "binding":
+        raise HistoryError(number, "written", "a binding is not modelled as carried out after a timeout: only creates, updates (status writes included) and deletes")
     kind = _kind(line.kind, "kind", number) if line.kind else ""
-    if client in (faults.SCHEDULER, faults.KUBELET):
-        kind = "Pod"  # their requests a fault can refuse are about pods (checked above)
+    if len(faults.CLIENT_KINDS.get(client, ())) == 1:
+        kind = faults.CLIENT_KINDS[client][0]  # their requests a fault can refuse are about pods (checked above)
     fault = ApiFault(
         client=client,
         verb=verb or implied.get(subresource, ""),
@@ -476,7 +481,8 @@ def _fault_client(text: str, number: int) -> tuple[str, str]:
             number,
             "client",
             f"unsupported value {text!r}: expected one of {', '.join(faults.FAULTABLE_CLIENTS)}, an audit log's user "
-            "(system:serviceaccount:kube-system:generic-garbage-collector, system:kube-scheduler, system:node:NODE, ...), "
+            "(system:serviceaccount:kube-system:generic-garbage-collector, system:serviceaccount:kube-system:node-controller, "
+            "system:kube-scheduler, system:node:NODE, ...), "
             "or none: the four workload controllers",
         )
     return client, ""

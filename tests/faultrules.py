@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
 from engine import events as ev
+from engine import faults
 from engine import operations as op
 from engine.api.state import Cluster
 from engine.loop import Engine
@@ -41,10 +42,10 @@ def inject_fault_rule(requests: Sequence[Request]) -> Callable[..., None]:
         """The API server refuses the controller's requests for the next `count` of them, or
         for `seconds`; the invariants hold throughout, and those about a converged workload
         apply once its last sync succeeded (no failure left in its workqueue). A timed-out
-        create or delete may have been carried out (`written`)."""
+        create, update or delete may have been carried out (`written`)."""
         client, verb, subresource, kind = request
         until = None if count is not None else self.now + timedelta(seconds=seconds)
-        written = written and code == 504 and verb in ("create", "delete")
+        written = written and code == 504 and verb in faults.WRITTEN_VERBS and subresource != "binding"
         fault = ev.ApiFault(
             client=client, verb=verb, subresource=subresource, kind=kind, code=code, count=count or 0, until=until, after=after, written=written
         )

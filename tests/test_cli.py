@@ -68,12 +68,13 @@ def test_get_filters_by_label_selector(bare, capsys):
             "pod/web",
             ["created by alice, line 4 of the history", "scheduled by default-scheduler", "node:    node-1",
              "becomes Ready after readyAfter 5s", "reports the pod Ready", "reason:  node-deleted",
-             "because: #27 timer fired node/node-1 by pod-garbage-collector"],
+             "because: #28 timer fired node/node-1 by pod-garbage-collector"],
             id="web-was-scheduled-started-made-ready-and-removed-with-its-node",
         ),
         pytest.param(
             "pod/job",
-            ["reason:  image-failed", "reason:  taint-eviction", "maintenance=true:NoExecute", "because: #20 updated node node-2"],
+            ["reason:  image-failed", "reason:  taint-eviction", "maintenance=true:NoExecute", "because: #20 updated node node-2",
+             "DisruptionTarget: DeletionByTaintManager"],
             id="job-failed-then-was-evicted-by-a-noexecute-taint",
         ),
         pytest.param(

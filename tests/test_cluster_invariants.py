@@ -37,6 +37,7 @@ from engine.loop import Engine
 from engine.nodes.scheduler import unfit_reason
 from engine.scheduling.nodeaffinity import required_node_affinity_matches
 from engine.scheduling.tolerations import tolerates, untolerated
+from tests.faultrules import inject_fault_rule
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -46,6 +47,7 @@ KUBELET = "kubelet"
 POD_GC = "pod-garbage-collector"
 TAINT_EVICTION = "taint-eviction-controller"
 GC = "garbage-collector"
+NODE_LIFECYCLE = "node-lifecycle-controller"
 POD_ACTORS = (SCHEDULER, KUBELET, POD_GC, TAINT_EVICTION)
 
 # --- pools the histories draw from ------------------------------------------------------------
@@ -85,6 +87,17 @@ TOLERATION_POOL: tuple[dict[str, Any], ...] = (
     {"operator": "Exists"},  # tolerates everything, forever
 )
 PROPAGATION_POLICIES = ("Background", "Foreground", "Orphan")
+# the requests the machine's API faults refuse: the taint manager's, PodGC's and the node
+# lifecycle controller's (client, verb, subresource, kind)
+FAULTED_REQUESTS = [
+    (TAINT_EVICTION, "delete", "", "Pod"),
+    (TAINT_EVICTION, "update", "status", "Pod"),
+    (POD_GC, "delete", "", "Pod"),
+    (POD_GC, "update", "status", "Pod"),
+    (NODE_LIFECYCLE, "update", "status", "Node"),
+    (NODE_LIFECYCLE, "update", "", "Node"),
+    (NODE_LIFECYCLE, "update", "status", "Pod"),
+]
 
 
 # --- builders -------------------------------------------------------------------------------
@@ -540,6 +553,27 @@ class ClusterMachine(RuleBasedStateMachine):
         if self.engine.now is not None and self.engine.now > self.now:
             self.now = self.engine.now
 
+    # --- API faults on the taint manager's, PodGC's and the node lifecycle controller's requests
+
+    inject_fault = inject_fault_rule(FAULTED_REQUESTS)
+
+    @initialize(request=st.one_of(st.none(), st.sampled_from(FAULTED_REQUESTS)), code=st.sampled_from([409, 500, 504]), seconds=st.integers(min_value=30, max_value=300))
+    def perhaps_a_fault_from_the_start(self, request: tuple[str, str, str, str] | None, code: int, seconds: int) -> None:
+        """Often a fault in force from the start, for a while: a rule drawn late meets few
+        requests of these clients, which act only on taints, node deletions and silences."""
+        if request is None:
+            return
+        client, verb, subresource, kind = request
+        fault = ev.ApiFault(client=client, verb=verb, subresource=subresource, kind=kind, code=code, until=self.now + timedelta(seconds=seconds))
+        self.run(op.InjectFault(at=self.now, fault=fault))
+
+    def eviction_failed(self, pod: Pod) -> bool:
+        """The taint manager's deletePodHandler is between two attempts for the pod, or gave up
+        on it (EvictionAbandoned): upstream leaves the pod where it is meanwhile, or until the
+        informers enqueue it again."""
+        key = key_of(pod)
+        return (TAINT_EVICTION, key) in self.cluster.failures or key in self.cluster.abandoned_evictions
+
     def with_time_added(self, raw: dict[str, Any], stamp: bool) -> dict[str, Any]:
         # the node lifecycle controller stamps the NoExecute taints it adds; a user's patch
         # usually does not
@@ -558,15 +592,19 @@ class ClusterMachine(RuleBasedStateMachine):
                 continue
             pending = self.cluster.pending_timers("pod-garbage-collector", f"node/{node}")
             due = self.cluster.quarantined.get(node) or (pending[0] if pending else None)
-            assert due is not None and due > self.now and due <= self.now + timedelta(seconds=40), (
+            # after a refused request, the next gc pass (20 s) quarantines the node again (40 s)
+            limit = 60 if (POD_GC, f"node/{node}") in self.cluster.failures else 40
+            assert due is not None and due > self.now and due <= self.now + timedelta(seconds=limit), (
                 f"at rest at {self.now.isoformat()}, pod is bound to node {node!r}, which does "
-                f"not exist, and PodGC's quarantine ({due}) does not end within 40s: {brief(pod)}"
+                f"not exist, and PodGC's quarantine ({due}) does not end within {limit}s: {brief(pod)}"
             )
             assert (due, "pod-garbage-collector", f"node/{node}") in self.cluster.timers
 
     @invariant()
     def inv2_no_pod_stays_on_a_node_whose_noexecute_taint_it_does_not_tolerate(self) -> None:
         for pod, node in self.bound_live_pods(self.cluster):
+            if self.eviction_failed(pod):
+                continue
             bad = untolerated(node.spec.taints, pod.spec.tolerations, ("NoExecute",))
             assert not bad, (
                 f"pod is not terminating on a node with NoExecute taint(s) "
@@ -582,6 +620,8 @@ class ClusterMachine(RuleBasedStateMachine):
         for pod in self.pods():
             # a scheduled eviction outlives its node (handleNodeUpdate cancels nothing on delete)
             if pod.spec.node_name and not is_terminating(pod) and self.cluster.node(pod.spec.node_name) is None:
+                if self.eviction_failed(pod):
+                    continue
                 due = self.eviction_due.get(pod.metadata.uid)
                 assert due is None or due > self.now, (
                     f"at {self.now.isoformat()}, pod bound to the deleted node {pod.spec.node_name!r} "
@@ -760,6 +800,8 @@ class ClusterMachine(RuleBasedStateMachine):
             ready = next((c for c in node.status.conditions if c.type == "Ready"), None)
             never = ready is None or ready.reason == "NodeStatusNeverUpdated"
             grace = timedelta(seconds=STARTUP_GRACE_SECONDS if never else monitor_grace_seconds(self.cluster.release))
+            if (NODE_LIFECYCLE, name) in self.cluster.failures:
+                continue  # a refused request: the next monitor pass, 5 s later, tries again
             if self.cluster.now is not None and self.cluster.now >= since + grace:
                 assert ready_status(node) == "Unknown", f"node {name} silent since {since} is {ready_status(node)}"
                 if never:

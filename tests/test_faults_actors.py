@@ -253,6 +253,83 @@ def test_a_refused_orphaning_keeps_the_orphan_finalizer_until_a_clean_sync():
     assert len([p for p in engine.cluster.list("Pod") if not p.metadata.owner_references]) == 2
 
 
+def test_a_refused_orphan_finalizer_removal_is_requeued_rate_limited():
+    """removeFinalizer's patch refused: attemptToOrphanWorker requeues the owner (AddRateLimited);
+    the dependents were orphaned already, the next sync removes the finalizer."""
+    engine = replay(node("n1"), replicaset(2), fault(t=2, client="garbage-collector", verb="update", kind="ReplicaSet", code=500, count=1), delete_rs("Orphan"))
+    [refused] = of(engine, ev.RequestRefused, "garbage-collector")
+    assert (refused.verb, refused.subresource, refused.kind, refused.name) == ("update", "", "ReplicaSet", "foo")
+    [failed] = of(engine, ev.SyncFailed, "garbage-collector")
+    assert (failed.key, failed.due - failed.at) == ("ReplicaSet/default/foo", timedelta(milliseconds=5))
+    assert engine.cluster.get("ReplicaSet", "default", "foo") is None
+    assert len([p for p in engine.cluster.list("Pod") if not p.metadata.owner_references]) == 2
+    assert engine.cluster.failures == {}
+
+
+def test_a_finalizer_removal_conflict_is_retried_at_once_as_upstream_RetryOnConflict():
+    """removeFinalizer runs its patch in retry.RetryOnConflict(retry.DefaultBackoff): three
+    conflicts and the fourth attempt goes through, within the same sync (no requeue)."""
+    engine = replay(node("n1"), replicaset(1), fault(t=2, client="garbage-collector", verb="update", kind="ReplicaSet", code=409, count=3), delete_rs("Orphan"))
+    refused = of(engine, ev.RequestRefused, "garbage-collector")
+    assert len(refused) == 3 and len({r.at for r in refused}) == 1
+    assert of(engine, ev.SyncFailed, "garbage-collector") == []
+    assert engine.cluster.get("ReplicaSet", "default", "foo") is None
+
+
+def test_a_timed_out_finalizer_removal_the_api_server_stored_is_seen_by_the_next_sync():
+    """`written`: the patch was carried out, the garbage collector saw the timeout: its requeue
+    finds the owner gone and forgets the failure."""
+    engine = replay(node("n1"), replicaset(1), fault(t=2, client="garbage-collector", verb="update", kind="ReplicaSet", code="timeout", written=True, count=1), delete_rs("Orphan"))
+    [refused] = of(engine, ev.RequestRefused, "garbage-collector")
+    assert refused.written and refused.code == 504
+    gone = [e for e in engine.events if isinstance(e, ev.ObjectDeleted) and e.kind == "ReplicaSet"]
+    assert gone and gone[0].position < refused.position
+    assert [f.reason for f in of(engine, ev.FailuresForgotten, "garbage-collector")] == ["forget"]
+
+
+def test_a_refused_pod_scheduled_status_patch_is_only_logged():
+    """handleSchedulingFailure's updatePod failing is logged ("Error updating pod"): no
+    backoff, no SyncFailed; the pod is bound once a node fits."""
+    unschedulable = pod()
+    unschedulable["object"]["spec"]["nodeSelector"] = {"disk": "ssd"}
+    ssd = node("n2", t=3)
+    ssd["object"]["metadata"]["labels"] = {"disk": "ssd"}
+    engine = replay(node("n1"), fault(client="system:kube-scheduler", subresource="status", code=500, count=1), unschedulable, ssd)
+    [refused] = of(engine, ev.RequestRefused, "default-scheduler")
+    assert (refused.verb, refused.subresource, refused.reason) == ("update", "status", "request-refused")
+    assert of(engine, ev.SyncFailed, "default-scheduler") == []
+    assert of(engine, ev.PodScheduleFailed) == []
+    assert the_pod(engine).spec.node_name == "n2"
+
+
+def test_a_refused_scheduler_error_patch_after_a_refused_binding_keeps_the_backoff():
+    """The binding refused, then handleSchedulingFailure's PodScheduled=False patch refused
+    too: logged; the pod waits out its backoff all the same, then is bound."""
+    engine = replay(
+        node("n1"),
+        fault(client="default-scheduler", code=500, count=1),
+        fault(client="default-scheduler", subresource="status", code=500, count=1),
+        pod(),
+    )
+    refused = of(engine, ev.RequestRefused, "default-scheduler")
+    assert [(r.subresource, r.at - T0) for r in refused] == [("binding", timedelta(seconds=1)), ("status", timedelta(seconds=1))]
+    assert [(f.failures, f.due - f.at) for f in of(engine, ev.SyncFailed, "default-scheduler")] == [(1, timedelta(seconds=1))]
+    assert [b.at - T0 for b in of(engine, ev.PodBound)] == [timedelta(seconds=2)]
+
+
+def test_a_timed_out_status_write_the_api_server_stored_needs_no_second_write():
+    """`written` on a ReplicaSet status write: the status is stored; updateReplicaSetStatus's
+    retry finds it there (the fresh read already has it) and the sync succeeds."""
+    engine = replay(node("n1"), kubelet("0s"), fault(client="replicaset-controller", subresource="status", kind="ReplicaSet", code=504, written=True, count=1), replicaset(1))
+    [refused] = of(engine, ev.RequestRefused, "replicaset-controller")
+    assert refused.written and (refused.verb, refused.subresource) == ("update", "status")
+    stored = [e for e in engine.events if isinstance(e, ev.StatusUpdated) and e.by == "replicaset-controller" and e.position < refused.position]
+    assert stored
+    assert of(engine, ev.SyncFailed, "replicaset-controller") == []
+    rs = engine.cluster.get("ReplicaSet", "default", "foo")
+    assert rs is not None and rs.status.ready_replicas == 1  # type: ignore[attr-defined]
+
+
 # --- the history line -----------------------------------------------------------------------------
 
 
@@ -262,6 +339,7 @@ def test_a_refused_orphaning_keeps_the_orphan_finalizer_until_a_clean_sync():
         pytest.param({"client": "generic-garbage-collector"}, ("garbage-collector", "", "", "", ""), id="service-account-name"),
         pytest.param({"client": "system:serviceaccount:kube-system:daemon-set-controller"}, ("daemonset-controller", "", "", "", ""), id="audit-username"),
         pytest.param({"client": "system:kube-scheduler"}, ("default-scheduler", "create", "binding", "Pod", ""), id="scheduler-implies-binding"),
+        pytest.param({"client": "system:kube-scheduler", "subresource": "status"}, ("default-scheduler", "update", "status", "Pod", ""), id="scheduler-status-patch"),
         pytest.param({"client": "kubelet", "verb": "update"}, ("kubelet", "update", "status", "Pod", ""), id="kubelet-implies-status"),
         pytest.param({"client": "system:node:n1"}, ("kubelet", "update", "status", "Pod", "n1"), id="one-nodes-kubelet"),
     ],
@@ -277,6 +355,7 @@ def test_the_client_is_recorded_under_the_engines_name(fields, expected):
     [
         pytest.param({"client": "kube-controller-manager"}, "client", "unsupported value", id="unknown-client"),
         pytest.param({"client": "default-scheduler", "verb": "delete"}, "verb", "default-scheduler sends no such request", id="scheduler-deletes-nothing"),
+        pytest.param({"client": "default-scheduler", "verb": "update"}, "verb", "default-scheduler sends no such request", id="scheduler-updates-only-status"),
         pytest.param({"subresource": "binding"}, "client", "client default-scheduler", id="binding-is-the-schedulers"),
         pytest.param({"client": "kubelet", "kind": "Deployment"}, "kind", "about pods", id="kubelet-writes-pods"),
         pytest.param({"client": "garbage-collector", "subresource": "status"}, "subresource", "garbage-collector sends no such request", id="gc-writes-no-status"),

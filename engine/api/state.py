@@ -27,6 +27,8 @@ from engine.api.objects import (
     OpaqueObject,
     Pod,
     PodStatus,
+    Taint,
+    Toleration,
     kind_of,
 )
 from engine.api.ratelimit import TokenBucket
@@ -35,6 +37,7 @@ from engine.faults import (
     KUBELET,
     SCHEDULER,
     STATUS_BATCH_PREFIX,
+    fault_clients,
     matches,
     overall_bucket,
 )
@@ -53,7 +56,7 @@ def request_of_event(event: ev.Event) -> tuple[str, str, str, str, str] | None:
         return ("delete", "", event.kind, event.namespace, event.name)
     if isinstance(event, ev.PodBound):
         return ("create", "binding", "Pod", event.object.metadata.namespace, event.object.metadata.name)
-    if isinstance(event, ev.PodStatusChanged):
+    if isinstance(event, ev.PodStatusChanged | ev.PodScheduleFailed):
         return ("update", "status", "Pod", event.object.metadata.namespace, event.object.metadata.name)
     if not isinstance(event, ev.ObjectCreated | ev.ObjectUpdated | ev.StatusUpdated | ev.DeletionStarted):
         return None
@@ -92,9 +95,12 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     # counts (owner, key, failures) and overall rate-limit buckets (owner, TokenBucket.state())
     faults: list[tuple[int, ev.ApiFault, int, int]] = msgspec.field(default_factory=list)
     failures: list[tuple[str, str, int]] = msgspec.field(default_factory=list)
+    requeues: list[tuple[str, str, datetime]] = msgspec.field(default_factory=list)
     buckets: list[tuple[str, str, int, str, datetime | None]] = msgspec.field(default_factory=list)
     # the pod statuses the kubelets keep after a refused status update (namespace, name, status)
     kept_statuses: list[tuple[str, str, PodStatus]] = msgspec.field(default_factory=list)
+    # the evictions the taint manager gave up on (pod key, node, taints, tolerations)
+    abandoned_evictions: list[tuple[str, str, list[Taint], list[Toleration]]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -160,6 +166,9 @@ class Cluster:
         self.backoffs: dict[str, tuple[float, datetime]] = {}
         # pod key -> (created, due) of the taint manager's scheduled eviction
         self.evictions: dict[str, tuple[datetime, datetime]] = {}
+        # evictions the taint manager gave up on: pod key -> (node, its NoExecute taints, the
+        # pod's tolerations) when it did (EvictionAbandoned)
+        self.abandoned_evictions: dict[str, tuple[str, tuple[Taint, ...], tuple[Toleration, ...]]] = {}
         # PodGC's quarantine of missing nodes that pods are bound to: node -> when it ends
         # (folded from its TimerSet; dropped when the node appears or its last pod goes)
         self.quarantined: dict[str, datetime] = {}
@@ -176,6 +185,9 @@ class Cluster:
         # the workqueues' memory: (controller, key) -> failures since the last success, and
         # each controller's overall rate-limit bucket (engine.faults.overall_bucket)
         self.failures: dict[tuple[str, str], int] = {}
+        # when each failed key's requeue is due (the last SyncFailed's `due`), until forgotten:
+        # an actor that waits for it tells it from its other timers under the same key
+        self.requeues: dict[tuple[str, str], datetime] = {}
         self.buckets: dict[str, TokenBucket] = {}
         # the kubelet status manager's cache: the status of a pod whose update the API server
         # refused, sent again at its next syncBatch (dropped once a pod status is written)
@@ -257,6 +269,11 @@ class Cluster:
         """When `owner`'s timers for `key` are due (timer_set_at holds exactly the pending ones)."""
         return sorted(self.timer_dues.get((owner, key), ()))
 
+    def requeue_pending(self, owner: str, key: str, now: datetime) -> bool:
+        """Did a sync of `key` fail with its requeue still to come (a SyncFailed due after `now`)?"""
+        due = self.requeues.get((owner, key))
+        return due is not None and due > now
+
     def next_timer(self) -> datetime | None:
         return self.timers[0][0] if self.timers else None
 
@@ -288,8 +305,10 @@ class Cluster:
                 pace_buckets=[(name, *b.state()) for name, b in sorted(self.pace_buckets.items())],
                 faults=[(p, f, n, a) for p, (f, n, a) in sorted(self.faults.items())],
                 failures=sorted((o, k, n) for (o, k), n in self.failures.items()),
+                requeues=sorted((o, k, d) for (o, k), d in self.requeues.items()),
                 buckets=[(o, *b.state()) for o, b in sorted(self.buckets.items()) if b.last is not None],
                 kept_statuses=[(ns, name, st) for (ns, name), st in sorted(self.kept_statuses.items(), key=lambda kv: kv[0])],
+                abandoned_evictions=[(k, n, list(t), list(tol)) for k, (n, t, tol) in sorted(self.abandoned_evictions.items(), key=lambda kv: kv[0])],
             )
         )
 
@@ -316,8 +335,10 @@ class Cluster:
         cluster.pace_buckets = {name: TokenBucket.restore(rest) for name, *rest in snap.pace_buckets}  # type: ignore[arg-type]
         cluster.faults = {p: (f, n, a) for p, f, n, a in snap.faults}
         cluster.failures = {(o, k): n for o, k, n in snap.failures}
+        cluster.requeues = {(o, k): d for o, k, d in snap.requeues}
         cluster.buckets = {o: TokenBucket.restore(rest) for o, *rest in snap.buckets}  # type: ignore[arg-type]
         cluster.kept_statuses = {(ns, name): st for ns, name, st in snap.kept_statuses}
+        cluster.abandoned_evictions = {k: (n, tuple(t), tuple(tol)) for k, n, t, tol in snap.abandoned_evictions}
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -344,7 +365,9 @@ class Cluster:
                 ns, _, name = event.key.partition("/")
                 self.ready_at[(ns, name)] = event.due
             elif event.owner == QUARANTINE_OWNER and event.key.startswith(QUARANTINE_PREFIX):
-                self.quarantined[event.key.removeprefix(QUARANTINE_PREFIX)] = event.due
+                node = event.key.removeprefix(QUARANTINE_PREFIX)
+                if self.pods_by_node.get(node):  # not a requeue after its last pod went (written)
+                    self.quarantined[node] = event.due
         elif isinstance(event, ev.TimerFired):
             self._drop_timer((event.at, event.owner, event.key))
         elif isinstance(event, ev.ObjectDeleted):
@@ -368,6 +391,9 @@ class Cluster:
             self.evictions[event.key] = (event.created, event.due)
         elif isinstance(event, ev.EvictionCancelled):
             self.evictions.pop(event.key, None)
+        elif isinstance(event, ev.EvictionAbandoned):
+            self.evictions.pop(event.key, None)  # the timed worker queue dropped its worker
+            self.abandoned_evictions[event.key] = (event.node, tuple(event.taints), tuple(event.tolerations))
         elif isinstance(event, ev.NodeHeartbeatsStopped):
             self.silent_nodes[event.node] = event.at
         elif isinstance(event, ev.NodeHeartbeatsResumed):
@@ -385,10 +411,12 @@ class Cluster:
                     self.faults[event.fault] = (fault, left - 1, 0)
         elif isinstance(event, ev.SyncFailed):
             self.failures[(event.owner, event.key)] = event.failures
+            self.requeues[(event.owner, event.key)] = event.due
             if event.owner != SCHEDULER:  # its backoffQ has no overall bucket
                 self.buckets.setdefault(event.owner, overall_bucket()).reserve(event.at)
         elif isinstance(event, ev.FailuresForgotten):
             self.failures.pop((event.owner, event.key), None)
+            self.requeues.pop((event.owner, event.key), None)
         if self.faults:
             self._expire_faults(event.at)
             self._admitted(event)
@@ -402,8 +430,9 @@ class Cluster:
         node = ""
         if event.by == KUBELET and isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod):
             node = event.object.spec.node_name
+        clients = fault_clients(event.by, self.release)
         for position, (fault, left, passing) in sorted(self.faults.items()):
-            if matches(fault, event.by, *request, node):
+            if matches(fault, clients, *request, node):
                 if passing:
                     self.faults[position] = (fault, left, passing - 1)
                 return
@@ -464,6 +493,7 @@ class Cluster:
                 self.kept_statuses.pop((ns, name), None)
                 key_text = f"{ns}/{name}"
                 self.evictions.pop(key_text, None)  # mirrors cancelling on pod deletion
+                self.abandoned_evictions.pop(key_text, None)
                 # a gone pod's readiness timer must not stand in for its successor's
                 for due in list(self.timer_dues.get(("kubelet", key_text), ())):
                     self._drop_timer((due, "kubelet", key_text))

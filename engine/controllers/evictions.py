@@ -12,6 +12,14 @@
   change keeps an earlier schedule, and tolerating forever (or no NoExecute taint) cancels it.
   Deleting the node cancels nothing: a schedule that runs out while the node is gone still
   deletes the pod, and a node applied again is handled like any added node (`NodeUpdated`).
+  An eviction is `addConditionAndDeletePod`: the DisruptionTarget condition (a status patch,
+  where PodDisruptionConditions is: not on 1.18), then the delete; refused (an `api-fault`),
+  `deletePodHandler` tries again 10 ms later, 5 attempts in all, then gives up
+  (`EvictionAbandoned`) until the pod's tolerations or node, or the node's NoExecute taints,
+  change.
+
+A refused request of PodGC ends that pod's requests and waits for the next gc pass (20 s; for
+orphaned pods, a quarantine after that pass: 60 s).
 """
 
 from __future__ import annotations
@@ -22,12 +30,19 @@ from datetime import datetime, timedelta
 from engine import commands as cmd
 from engine import events as ev
 from engine.api.names import pod_key, split_key
-from engine.api.objects import Node, Pod, replace
+from engine.api.objects import Node, Pod, Taint, Toleration, replace
 from engine.api.pods import with_condition
 from engine.api.state import QUARANTINE_OWNER, QUARANTINE_PREFIX, Cluster
 from engine.scheduling.tolerations import tolerates
 
 QUARANTINE_SECONDS = 40  # mirrors podgc's quarantineTime
+GC_CHECK_PERIOD_SECONDS = 20  # mirrors podgc's gcCheckPeriod: gc() runs every 20 s
+# the releases without the PodDisruptionConditions feature (beta, on by default, from 1.26; GA in
+# 1.31): no DisruptionTarget condition, and PodGC deletes without marking the pod Failed first
+NO_DISRUPTION_CONDITIONS = ("1.18",)
+# mirrors tainteviction's `retries`: deletePodHandler's attempts, 10 ms apart
+EVICTION_RETRIES = 5
+EVICTION_RETRY_SLEEP = timedelta(milliseconds=10)
 TERMINATED_POD_GC_THRESHOLD = 12_500  # --terminated-pod-gc-threshold (0 turns it off)
 TERMINATED_KEY = "terminated"
 
@@ -66,8 +81,14 @@ class PodGarbageCollector:
             return keys
         return ()
 
+    # a key requeued after a refused request waits for its next gc pass: events do not bring
+    # it back early (engine.loop.SyncRun)
+    waits_for_requeue = True
+
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
         if key == TERMINATED_KEY:
+            if cluster.requeue_pending(self.name, key, now):
+                return []  # a refused delete waits for the next gc pass
             return self._gc_terminated(cluster)
         node = key.removeprefix(QUARANTINE_PREFIX)
         if cluster.node(node) is not None:
@@ -90,8 +111,11 @@ class PodGarbageCollector:
         if due > now:
             return []
         out: list[cmd.Command] = []
-        for pod in pods:  # mirrors markFailedAndDeletePodWithCondition
-            if pod.status.phase not in ("Succeeded", "Failed"):
+        conditions = cluster.release not in NO_DISRUPTION_CONDITIONS
+        for chain, pod in enumerate(pods, 1):  # mirrors markFailedAndDeletePodWithCondition
+            # one pod after the other, each pod's error logged: a refused request ends that
+            # pod's requests alone (group 1, a chain a pod)
+            if conditions and pod.status.phase not in ("Succeeded", "Failed"):
                 status = with_condition(
                     replace(pod.status, phase="Failed"),
                     "DisruptionTarget",
@@ -107,6 +131,8 @@ class PodGarbageCollector:
                         status=status,
                         reason="node-deleted",
                         message=f"node {node} no longer exists after PodGC's {QUARANTINE_SECONDS}s quarantine: the pod is marked Failed (DisruptionTarget: DeletionByPodGC)",
+                        group=1,
+                        chain=chain,
                     )
                 )
             out.append(
@@ -115,6 +141,8 @@ class PodGarbageCollector:
                     "node-deleted",
                     f"node {node} no longer exists after PodGC's {QUARANTINE_SECONDS}s quarantine: PodGC force-deletes the orphaned pod",
                     force=True,
+                    group=1,
+                    chain=chain,
                 )
             )
         return out
@@ -132,15 +160,42 @@ class PodGarbageCollector:
             (p for p in terminated if p.metadata.deletion_timestamp is None or not p.metadata.finalizers),
             key=_eviction_and_creation_order,
         )
-        return [
+        return [  # in parallel (a goroutine a pod): a refused delete stops none of the others
             cmd.delete_of(
                 pod,
                 "terminated-pod-gc",
                 f"{len(terminated)} terminated pods exceed --terminated-pod-gc-threshold {self.threshold}: PodGC deletes the {excess} evicted or oldest",
                 force=True,
+                group=1,
             )
             for pod in candidates[:excess]
         ]
+
+    # --- a refused request (an `api-fault` line): the next gc pass ------------------------------
+
+    def requeue_after_error(self, key: str, failures: int, error: str) -> tuple[str, timedelta, str, str]:
+        """gc() logs the error (HandleError) and tries again at its next pass, gcCheckPeriod
+        later: gcTerminated lists the pods again then; gcOrphaned puts the node back in its
+        quarantine queue then (nodeQueue.AddAfter: discoverDeletedNodes took it out), so the
+        orphaned pods are looked at again a quarantineTime after that pass."""
+        if key == TERMINATED_KEY:
+            delay = timedelta(seconds=GC_CHECK_PERIOD_SECONDS)
+            why = f"the next gc pass, gcCheckPeriod {GC_CHECK_PERIOD_SECONDS}s later, lists the terminated pods again"
+        else:
+            delay = timedelta(seconds=GC_CHECK_PERIOD_SECONDS + QUARANTINE_SECONDS)
+            why = (
+                f"the next gc pass, gcCheckPeriod {GC_CHECK_PERIOD_SECONDS}s later, quarantines node "
+                f"{key.removeprefix(QUARANTINE_PREFIX)} again for {QUARANTINE_SECONDS}s (nodeQueue.AddAfter)"
+            )
+        return (
+            "gc-check-period",
+            delay,
+            f"PodGC's request failed ({error}), logged (HandleError): {why}",
+            f"PodGC looks at {key} again after a refused request",
+        )
+
+    def forgets(self, key: str) -> str:
+        return f"PodGC's requests for {key} went through: its failures are forgotten"
 
 
 def _min_toleration(pod: Pod, node: Node) -> tuple[str | None, float | None]:
@@ -190,13 +245,25 @@ class TaintEvictionController:
                     return (pod_key(obj),)
         return ()
 
+    # deletePodHandler sleeps 10 ms between its attempts: events do not bring the pod back
+    # early (engine.loop.SyncRun), and it gives up after `retries` of them
+    waits_for_requeue = True
+    attempts = EVICTION_RETRIES
+
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
         """Mirrors processPodOnNode plus the eviction queue firing."""
         ns, name = split_key(key)
         pod = cluster.pod(ns, name)
         if pod is None or pod.metadata.deletion_timestamp is not None or not pod.spec.node_name:
             return []
+        if cluster.requeue_pending(self.name, key, now):
+            return []  # deletePodHandler sleeps before its next attempt
         node = cluster.node(pod.spec.node_name)
+        abandoned = cluster.abandoned_evictions.get(key)
+        if abandoned is not None and abandoned == _eviction_inputs(pod, node):
+            # it gave up on this pod, and nothing enqueued it again since (upstream's PodUpdated
+            # and NodeUpdated only enqueue on a change of tolerations, node, or NoExecute taints)
+            return []
         scheduled = cluster.evictions.get(key)
         if node is None:
             # mirrors handleNodeUpdate on a deleted node: it forgets the node's taints but
@@ -204,12 +271,12 @@ class TaintEvictionController:
             # pod when its time comes, node or not; otherwise PodGC takes over (gcOrphaned)
             if scheduled is not None and scheduled[1] <= now:
                 created, due = scheduled
-                return [_evict(pod, f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} (counted from {created.isoformat()}); the node was deleted since, which does not cancel a scheduled eviction")]
+                return _evict(pod, f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} (counted from {created.isoformat()}); the node was deleted since, which does not cancel a scheduled eviction", cluster, now)
             return []
         taint, seconds = _min_toleration(pod, node)
         if taint is not None:
             message = f"node {pod.spec.node_name} has taint {taint} that the pod does not tolerate"
-            return [_evict(pod, message)]
+            return _evict(pod, message, cluster, now)
         if seconds is None:  # tolerated forever, or no NoExecute taint left: cancelWork
             if scheduled is None:
                 return []
@@ -217,13 +284,13 @@ class TaintEvictionController:
         if scheduled is not None and scheduled[0] < now:
             created, due = scheduled  # an earlier schedule stands, with its own trigger time
             if due <= now:
-                return [_evict(pod, f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} (counted from {created.isoformat()})")]
+                return _evict(pod, f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} (counted from {created.isoformat()})", cluster, now)
             return []
         due = now + timedelta(seconds=seconds)
         if scheduled == (now, due):
             return []
         if due <= now:
-            return [_evict(pod, f"its tolerationSeconds for a NoExecute taint on {pod.spec.node_name} is {seconds:g}")]
+            return _evict(pod, f"its tolerationSeconds for a NoExecute taint on {pod.spec.node_name} is {seconds:g}", cluster, now)
         return [
             cmd.ScheduleEviction(
                 key=key,
@@ -235,5 +302,78 @@ class TaintEvictionController:
         ]
 
 
-def _evict(pod: Pod, message: str) -> cmd.DeleteObject:
-    return cmd.delete_of(pod, "taint-eviction", message)
+    # --- a refused request (an `api-fault` line): deletePodHandler's retries -------------------
+
+    def requeue_after_error(self, key: str, failures: int, error: str) -> tuple[str, timedelta, str, str]:
+        """deletePodHandler: addConditionAndDeletePod failed, time.Sleep(10ms), next attempt."""
+        attempt = failures + 1
+        return (
+            "retries",
+            EVICTION_RETRY_SLEEP,
+            f"evicting {key} failed ({error}): deletePodHandler sleeps 10ms before attempt {attempt + 1} of {EVICTION_RETRIES}",
+            f"deletePodHandler's attempt {attempt + 1} of {EVICTION_RETRIES} for {key}",
+        )
+
+    def forgets(self, key: str) -> str:
+        return f"deletePodHandler's attempt for {key} went through: its failed attempts are forgotten"
+
+    def gave_up(self, key: str, cluster: Cluster, now: datetime, refused: ev.RequestRefused, attempts: int) -> tuple[str, list[cmd.Command]]:
+        """deletePodHandler returns the last error after `retries` attempts; the timed worker
+        queue drops the pod's worker (getWrappedWorkerFunc), and nothing retries it."""
+        message = (
+            f"evicting {key} failed {attempts} times, the last {refused.code} {refused.status_reason}: {refused.error}; "
+            f"deletePodHandler gives up (retries {EVICTION_RETRIES}) and the error is logged"
+        )
+        ns, name = split_key(key)
+        pod = cluster.pod(ns, name)
+        if pod is None:
+            return message, []
+        node_name, taints, tolerations = _eviction_inputs(pod, cluster.node(pod.spec.node_name))
+        return message, [
+            cmd.AbandonEviction(
+                key=key,
+                node=node_name,
+                taints=list(taints),
+                tolerations=list(tolerations),
+                reason="eviction-abandoned",
+                message=(
+                    f"the taint manager forgets the eviction of {key}: it evicts the pod again only when its "
+                    f"tolerations or node, or the NoExecute taints of {node_name}, change"
+                ),
+            )
+        ]
+
+
+def _eviction_inputs(pod: Pod, node: Node | None) -> tuple[str, tuple[Taint, ...], tuple[Toleration, ...]]:
+    """What makes upstream's informer handlers enqueue a pod for the taint manager again: its
+    node and tolerations (PodUpdated), the node's NoExecute taints (NodeUpdated)."""
+    taints = tuple(t for t in node.spec.taints if t.effect == "NoExecute") if node is not None else ()
+    return (pod.spec.node_name, taints, tuple(pod.spec.tolerations))
+
+
+def _evict(pod: Pod, message: str, cluster: Cluster, now: datetime) -> list[cmd.Command]:
+    """Mirrors addConditionAndDeletePod: the DisruptionTarget condition (a status patch, sent
+    when it changes the status: PodDisruptionConditions), then the delete; a refused patch
+    ends the attempt before the delete."""
+    out: list[cmd.Command] = []
+    if cluster.release not in NO_DISRUPTION_CONDITIONS:
+        status = with_condition(
+            pod.status,
+            "DisruptionTarget",
+            "True",
+            now,
+            reason="DeletionByTaintManager",
+            message="Taint manager: deleting due to NoExecute taint",
+        )
+        if status is not pod.status:
+            out.append(
+                cmd.SetPodStatus(
+                    namespace=pod.metadata.namespace,
+                    name=pod.metadata.name,
+                    status=status,
+                    reason="taint-eviction",
+                    message=f"{message}: the pod is marked for deletion (DisruptionTarget: DeletionByTaintManager)",
+                )
+            )
+    out.append(cmd.delete_of(pod, "taint-eviction", message))
+    return out

@@ -39,6 +39,8 @@ DEPENDENTS = 1
 
 
 class GarbageCollector:
+    # removeFinalizer: retry.RetryOnConflict(retry.DefaultBackoff), 4 attempts
+    finalizer_conflict_retries = 3
     name = "garbage-collector"
 
     watches = None  # every event: any object may be an owner or a dependent

@@ -37,6 +37,10 @@ conditions turn Unknown at its end (upstream: at the next 5 s monitor pass). A r
 marked not Ready (a capture records those writes too). Taints are written at the instant the
 condition changes (upstream: at the next 5 s monitor pass, then at most one node a zone every
 10 s by `--node-eviction-rate`).
+
+A refused request (an `api-fault`): the node status update is tried again at once
+(`wait.PollImmediate` in monitorNodeHealth), then the node waits for the next monitor pass, 5 s
+later, as does a refused taint update or MarkPodsNotReady update (`nodesToRetry`).
 """
 
 from __future__ import annotations
@@ -149,8 +153,20 @@ def _shown(taints: Iterable[Taint]) -> str:
     return ", ".join(f"{t.key}:{t.effect}" for t in taints)
 
 
+NODE_MONITOR_PERIOD = timedelta(seconds=5)  # --node-monitor-period: monitorNodeHealth's passes
+# monitorNodeHealth's wait.PollImmediate(retrySleepTime 20ms, 20ms * NodeHealthUpdateRetry 5)
+# around tryUpdateNodeHealth: the status update is tried again after a failure (at one
+# instant here: the 20 ms sleeps are left out), then the node is skipped until the next pass
+NODE_HEALTH_UPDATE_RETRIES = 4
+
+
 class NodeLifecycleController:
     name = "node-lifecycle-controller"
+
+    # a node whose request was refused waits for the next monitorNodeHealth pass
+    # (engine.loop.SyncRun); its status update is tried NODE_HEALTH_UPDATE_RETRIES more times
+    waits_for_requeue = True
+    status_update_retries = NODE_HEALTH_UPDATE_RETRIES
 
     watches = frozenset({"Node", "NodeHeartbeatsStopped", "TimerFired"})  # the loop routes it these kinds' events alone
 
@@ -177,6 +193,8 @@ class NodeLifecycleController:
         node = cluster.node(key)
         if node is None or node.metadata.deletion_timestamp is not None:
             return []
+        if cluster.requeue_pending(self.name, key, now):
+            return []  # a refused request: the next monitor pass tries again
         out: list[cmd.Command] = []
         if key in cluster.silent_nodes:
             monitored = self.monitor(node, cluster, now)
@@ -255,20 +273,23 @@ class NodeLifecycleController:
                 conditions[i] = replace(conditions[i], status="Unknown", reason="NodeStatusUnknown",
                                         message="Kubelet stopped posting node status.", last_transition_time=now)
                 changed.append(type_)
-        if not changed:
-            return []
-        status = replace(node.status, conditions=conditions)
-        out: list[cmd.Command] = [
-            cmd.UpdateStatus(
-                object=replace(node, status=status),
-                reason="node-status-unknown",
-                message=f"node {name} posted no status for {period} {grace}s (since {since.isoformat()}): "
-                        f"{', '.join(changed)} set Unknown",
+        out: list[cmd.Command] = []
+        if changed:
+            status = replace(node.status, conditions=conditions)
+            out.append(
+                cmd.UpdateStatus(
+                    object=replace(node, status=status),
+                    reason="node-status-unknown",
+                    message=f"node {name} posted no status for {period} {grace}s (since {since.isoformat()}): "
+                            f"{', '.join(changed)} set Unknown",
+                )
             )
-        ]
+        elif (self.name, name) not in cluster.failures:
+            return []
+        # else a MarkPodsNotReady of an earlier pass failed: nodesToRetry, marked again now
         if never:
             return out  # monitorNodeHealth marks pods not Ready only when the node was Ready
-        for pod in cluster.pods_on(name):  # mirrors MarkPodsNotReady: only the Ready condition
+        for chain, pod in enumerate(cluster.pods_on(name), 1):  # mirrors MarkPodsNotReady: only the Ready condition
             ready = next((c for c in pod.status.conditions if c.type == "Ready"), None)
             if ready is None or ready.status == "False":
                 continue
@@ -279,9 +300,30 @@ class NodeLifecycleController:
                     status=with_condition(pod.status, "Ready", "False", now, reason=ready.reason, message=ready.message),
                     reason="pod-not-ready",
                     message=f"node {name} is Unknown: pod marked not Ready (MarkPodsNotReady)",
+                    # one pod after the other, each error collected: a refused update stops
+                    # no other pod's (group 1, a chain a pod); a refused node status stops all
+                    group=1,
+                    chain=chain,
                 )
             )
         return out
+
+    # --- a refused request (an `api-fault` line): the next monitor pass -------------------------
+
+    def requeue_after_error(self, key: str, failures: int, error: str) -> tuple[str, timedelta, str, str]:
+        """A node whose status update failed is skipped until the next monitorNodeHealth pass
+        ("no pods will be evicted"); a failed MarkPodsNotReady puts it in nodesToRetry for that
+        pass; a failed taint swap is tried again in the next cycle."""
+        return (
+            "node-monitor-period",
+            NODE_MONITOR_PERIOD,
+            f"a request of the node lifecycle controller for node {key} failed ({error}): the next monitorNodeHealth "
+            f"pass, nodeMonitorPeriod {NODE_MONITOR_PERIOD.total_seconds():g}s later, tries again",
+            f"the next monitorNodeHealth pass for node {key}",
+        )
+
+    def forgets(self, key: str) -> str:
+        return f"the node lifecycle controller's requests for node {key} went through: its failures are forgotten"
 
 
 def _describe(add: list[Taint], remove: list[Taint], why: str) -> str:

@@ -111,6 +111,15 @@ class Scheduler:
     # bring it back early, as they bring a workqueue key (engine.loop.SyncRun)
     backoff_queue = True
 
+    def only_logs(self, command: cmd.Command) -> bool:
+        """handleSchedulingFailure's updatePod (the PodScheduled=False status patch) failing is
+        only logged ("Error updating pod"): the pod stays in the queue as it was going to."""
+        return isinstance(command, cmd.ReportUnschedulable)
+
+    def forgets(self, key: str) -> str:
+        """The FailuresForgotten message once the pod is bound."""
+        return f"{key} left the scheduling queue: its attempts are forgotten"
+
     watches = frozenset({"Pod", "Node", "PersistentVolumeClaim"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
