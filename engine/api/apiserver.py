@@ -41,6 +41,7 @@ from engine.api.objects import (
 from engine.api.pods import with_condition
 from engine.api.state import Cluster
 from engine.api.storageclasses import default_class
+from engine.api.times import whole_seconds
 from engine.api.validation.formats import dns1123_label
 from engine.operations import Rejected
 
@@ -175,8 +176,7 @@ class ApiServer:
         if isinstance(obj, Pod) and not obj.status.phase:
             obj = replace(obj, status=replace(obj.status, phase="Pending"))  # PrepareForCreate
         obj = self._admit(obj, None)
-        self._emit(ev.ObjectCreated, obj, audit)
-        return obj
+        return self._emit(ev.ObjectCreated, obj, audit)
 
     def update(self, obj: KubeObject, audit: Audit, event: type[ev.ObjectEvent] = ev.ObjectUpdated) -> KubeObject:
         """Replace labels, annotations, ownerReferences, finalizers and spec; keep the rest."""
@@ -194,14 +194,13 @@ class ApiServer:
             candidate = replace(candidate, status=old.status)  # status has its own endpoint
         elif isinstance(old, OpaqueObject) and isinstance(candidate, OpaqueObject):
             candidate = strategy.prepare_opaque_update(candidate, old)
-        candidate = self._admit(candidate, old)
+        candidate = whole_seconds(self._admit(candidate, old))
         if candidate == old:
             return old  # a no-op write records nothing
         if old.metadata.deletion_timestamp and not candidate.metadata.finalizers:
             self._gone(old, audit)
             return candidate
-        self._emit(event, candidate, audit)
-        return candidate
+        return self._emit(event, candidate, audit)
 
     def update_status(self, obj: KubeObject, audit: Audit, event: type[ev.ObjectEvent] = ev.StatusUpdated) -> KubeObject:
         kind = kind_of(obj)
@@ -212,10 +211,11 @@ class ApiServer:
             # so the controller sets deployment.kubernetes.io/revision through /status (and the
             # generation, bumped by annotation changes only through the main endpoint, stays)
             candidate = replace(candidate, metadata=replace(old.metadata, annotations=obj.metadata.annotations))
+        # compared as stored: a status that differs only below the second is no write at all
+        candidate = whole_seconds(candidate)
         if candidate == old:
             return old
-        self._emit(event, candidate, audit)
-        return candidate
+        return self._emit(event, candidate, audit)
 
     def delete(self, kind: str, namespace: str, name: str, audit: Audit, *, propagation: str = "Background", uid: str = "", force: bool = False) -> None:
         obj = self.cluster.get(kind, "" if self.cluster.cluster_scoped(kind) else namespace, name)
@@ -299,14 +299,17 @@ class ApiServer:
             reason=reason,
             message=audit.message,
         )
-        if status != pod.status:
-            self._emit(ev.PodScheduleFailed, replace(pod, status=status), audit)
+        updated = whole_seconds(replace(pod, status=status))
+        if updated.status != pod.status:
+            self._emit(ev.PodScheduleFailed, updated, audit)
 
     def set_pod_status(self, namespace: str, name: str, status: PodStatus, audit: Audit) -> None:
         pod = self.cluster.pod(namespace, name)
         if pod is None or pod.status == status:
             return
-        self._emit(ev.PodStatusChanged, replace(pod, status=status), audit)
+        updated = whole_seconds(replace(pod, status=status))
+        if updated.status != pod.status:
+            self._emit(ev.PodStatusChanged, updated, audit)
 
     # --- user operations -----------------------------------------------------------------------
 
@@ -468,8 +471,11 @@ class ApiServer:
 
     # --- internals -----------------------------------------------------------------------------
 
-    def _emit(self, event_type: type[ev.ObjectEvent], obj: KubeObject, audit: Audit) -> None:
+    def _emit(self, event_type: type[ev.ObjectEvent], obj: KubeObject, audit: Audit) -> KubeObject:
+        """Record a write of `obj` and return the object as stored: its resourceVersion set and
+        every metav1.Time in whole seconds (engine.api.times), as every reader gets it back."""
         position = self.cluster.position + 1
+        obj = whole_seconds(obj)
         obj = replace(obj, metadata=replace(obj.metadata, resource_version=str(position)))
         if type(obj) is OpaqueObject:
             event_type = ev.OPAQUE_EVENTS[event_type]
@@ -484,6 +490,7 @@ class ApiServer:
             line=audit.line,
             source=audit.source,
         )
+        return obj
 
     def _gone(self, obj: KubeObject, audit: Audit) -> None:
         meta = obj.metadata
