@@ -95,6 +95,8 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     buckets: list[tuple[str, str, int, str, datetime | None]] = msgspec.field(default_factory=list)
     # the pod statuses the kubelets keep after a refused status update (namespace, name, status)
     kept_statuses: list[tuple[str, str, PodStatus]] = msgspec.field(default_factory=list)
+    # when each terminating pod's deletion started, to the microsecond (namespace, name, at)
+    terminating_since: list[tuple[str, str, datetime]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -180,6 +182,10 @@ class Cluster:
         # the kubelet status manager's cache: the status of a pod whose update the API server
         # refused, sent again at its next syncBatch (dropped once a pod status is written)
         self.kept_statuses: dict[tuple[str, str], PodStatus] = {}
+        # the instant each terminating pod's deletion started (its DeletionStarted's `at`): the
+        # kubelet counts the grace period from there, as its pod worker does from when it sees
+        # the deletion; the stored deletionTimestamp (now + grace) is in whole seconds
+        self.terminating_since: dict[tuple[str, str], datetime] = {}
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -290,6 +296,7 @@ class Cluster:
                 failures=sorted((o, k, n) for (o, k), n in self.failures.items()),
                 buckets=[(o, *b.state()) for o, b in sorted(self.buckets.items()) if b.last is not None],
                 kept_statuses=[(ns, name, st) for (ns, name), st in sorted(self.kept_statuses.items(), key=lambda kv: kv[0])],
+                terminating_since=sorted((ns, name, at) for (ns, name), at in self.terminating_since.items()),
             )
         )
 
@@ -318,6 +325,7 @@ class Cluster:
         cluster.failures = {(o, k): n for o, k, n in snap.failures}
         cluster.buckets = {o: TokenBucket.restore(rest) for o, *rest in snap.buckets}  # type: ignore[arg-type]
         cluster.kept_statuses = {(ns, name): st for ns, name, st in snap.kept_statuses}
+        cluster.terminating_since = {(ns, name): at for ns, name, at in snap.terminating_since}
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -334,6 +342,8 @@ class Cluster:
             self._put(event.object)
             if self.kept_statuses and isinstance(event, ev.PodStatusChanged):
                 self.kept_statuses.pop((event.object.metadata.namespace, event.object.metadata.name), None)
+            elif type(event) is ev.DeletionStarted and isinstance(event.object, Pod):
+                self.terminating_since.setdefault((event.object.metadata.namespace, event.object.metadata.name), event.at)
         elif isinstance(event, ev.TimerSet):
             timer = (event.due, event.owner, event.key)
             if self._timers is not None:
@@ -462,6 +472,7 @@ class Cluster:
                     del self.quarantined[node]  # its last orphaned pod is gone
                 self.ready_at.pop((ns, name), None)
                 self.kept_statuses.pop((ns, name), None)
+                self.terminating_since.pop((ns, name), None)
                 key_text = f"{ns}/{name}"
                 self.evictions.pop(key_text, None)  # mirrors cancelling on pod deletion
                 # a gone pod's readiness timer must not stand in for its successor's
