@@ -198,6 +198,7 @@ class Engine:
         self.now: datetime | None = self.cluster.now
         self.events: list[ev.Event] = []
         self.api = ApiServer(self.cluster, self._emit, self._clock)
+        self.api.check_times = self.check_routes
         # called whenever the loop is at rest between two timer instants (nothing dirty): the
         # session appends a chunk there, a point a later run can resume from
         self.at_rest: Callable[[], None] | None = None

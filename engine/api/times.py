@@ -17,15 +17,16 @@ those are is read from the Struct types once per class, so a new one is covered 
 from __future__ import annotations
 
 from datetime import datetime
-from functools import cache
 from typing import Any
 
 import msgspec
 
 from engine.api.objects import replace
 
-# a field holding a datetime, or the Struct class whose datetimes a field (or its list) holds
-_Plan = tuple[tuple[str, "type[msgspec.Struct] | None"], ...]
+_TIME, _STRUCT, _LIST = 0, 1, 2
+# per Struct class: (field name, _TIME / _STRUCT / _LIST, the Struct class below or None)
+_Plan = tuple[tuple[str, int, "type[msgspec.Struct] | None"], ...]
+_PLANS: dict[type, _Plan] = {}
 
 
 def whole_second(t: datetime) -> datetime:
@@ -35,48 +36,61 @@ def whole_second(t: datetime) -> datetime:
 
 def whole_seconds(obj: Any) -> Any:
     """`obj` (a modeled Struct) with every metav1.Time truncated to the second, as the API server
-    stores it; the same object when there is nothing to truncate (the common case: one cheap
-    walk of the few fields that can hold a time)."""
-    plan = _plan(type(obj))
-    if not plan:
-        return obj
-    changes: dict[str, Any] = {}
-    for name, sub in plan:
+    stores it; the same object when there is nothing to truncate (a walk of the few fields that
+    can hold a time, on every write at a sub-second instant, so kept plain)."""
+    plan = _PLANS.get(type(obj))
+    if plan is None:
+        plan = _plan(type(obj))
+    changes: dict[str, Any] | None = None
+    for name, kind, _ in plan:
         value = getattr(obj, name)
         if value is None:
             continue
-        if sub is None:
-            if value.microsecond:
-                changes[name] = value.replace(microsecond=0)
-        elif isinstance(value, list):
-            items = [whole_seconds(v) for v in value]
-            if any(a is not b for a, b in zip(items, value, strict=True)):
-                changes[name] = items
+        if kind == _TIME:
+            if not value.microsecond:
+                continue
+            new = value.replace(microsecond=0)
+        elif kind == _LIST:
+            if not value:
+                continue
+            new = [whole_seconds(item) for item in value]
+            for a, b in zip(new, value, strict=True):
+                if a is not b:
+                    break
+            else:
+                continue
         else:
             new = whole_seconds(value)
-            if new is not value:
-                changes[name] = new
-    return replace(obj, **changes) if changes else obj
+            if new is value:
+                continue
+        if changes is None:
+            changes = {name: new}
+        else:
+            changes[name] = new
+    return obj if changes is None else replace(obj, **changes)
 
 
-@cache
 def _plan(cls: type) -> _Plan:
-    """The fields of Struct `cls` that hold a datetime (None) or a Struct, or list of Structs,
-    that does somewhere below (its class)."""
-    if not (isinstance(cls, type) and issubclass(cls, msgspec.Struct)):
-        return ()
-    out: list[tuple[str, type[msgspec.Struct] | None]] = []
-    for field in msgspec.structs.fields(cls):
-        for t in _members(msgspec.inspect.type_info(field.type)):
-            if isinstance(t, msgspec.inspect.DateTimeType):
-                out.append((field.name, None))
-                break
-            if isinstance(t, msgspec.inspect.ListType):
-                t = t.item_type
-            if isinstance(t, msgspec.inspect.StructType) and _plan(t.cls):
-                out.append((field.name, t.cls))
-                break
-    return tuple(out)
+    """The fields of Struct `cls` that hold a datetime, or a Struct (or list of Structs) that
+    holds one somewhere below. Read from the types once per class."""
+    found = _PLANS.get(cls)
+    if found is not None:
+        return found
+    out: list[tuple[str, int, type[msgspec.Struct] | None]] = []
+    if isinstance(cls, type) and issubclass(cls, msgspec.Struct):
+        for field in msgspec.structs.fields(cls):
+            for t in _members(msgspec.inspect.type_info(field.type)):
+                if isinstance(t, msgspec.inspect.DateTimeType):
+                    out.append((field.name, _TIME, None))
+                    break
+                kind = _STRUCT
+                if isinstance(t, msgspec.inspect.ListType):
+                    t, kind = t.item_type, _LIST
+                if isinstance(t, msgspec.inspect.StructType) and _plan(t.cls):
+                    out.append((field.name, kind, t.cls))
+                    break
+    _PLANS[cls] = plan = tuple(out)
+    return plan
 
 
 def _members(t: msgspec.inspect.Type) -> tuple[msgspec.inspect.Type, ...]:
