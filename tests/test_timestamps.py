@@ -41,7 +41,7 @@ def _node() -> Node:
 def _workload(kind: str, **spec: Any) -> Any:
     body: dict[str, Any] = {"selector": {"matchLabels": LABELS}, "template": TEMPLATE, **spec}
     if kind != "DaemonSet":
-        body["replicas"] = 1
+        body.setdefault("replicas", 1)
     if kind == "StatefulSet":
         body["serviceName"] = "web"
     return decode_object({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "web", "namespace": "default"}, "spec": body})
@@ -180,16 +180,34 @@ def _first_available(engine: Engine, kind: str) -> datetime:
 
 
 @pytest.mark.parametrize("kind", ["ReplicaSet", "Deployment", "DaemonSet", "StatefulSet"])
-def test_a_workload_whose_pod_is_ready_at_700_ms_counts_it_available_at_06_whole(kind: str) -> None:
-    """The minReadySeconds wake-up is computed from the stored transition time (readySince +
-    minReadySeconds + 1s, as the pod handlers' enqueueAfter): 10:00:06, not 10:00:06.700."""
+def test_a_workload_whose_pod_is_ready_at_700_ms_counts_it_available_at_05_700(kind: str) -> None:
+    """The sync at .700 that sees the pod Ready requeues itself after minReadySeconds
+    (syncReplicaSet's AddAfter, updateDaemonSetStatus's and syncStatefulSet's enqueueAfter), and at
+    10:00:05.700 the stored transition time 10:00:00 is more than 5 s ago: available there, not at
+    10:00:06.700 (the pod handlers' minReadySeconds + 1s, which whole-second times need)."""
     engine = _engine(op.Apply(at=AT_700, object=_workload(kind, minReadySeconds=5)))
     engine.run([op.Advance(at=T0 + timedelta(seconds=10))])
-    owner = {"Deployment": "deployment-controller"}.get(kind)
     dues = [e.due for e in engine.events if isinstance(e, ev.TimerSet) and e.reason == "min-ready-seconds"]
-    assert dues and set(dues) == {T0 + timedelta(seconds=6)}, dues
-    assert _first_available(engine, kind) == T0 + timedelta(seconds=6)
-    assert owner is None or _first_available(engine, "ReplicaSet") == T0 + timedelta(seconds=6)
+    assert dues and set(dues) == {AT_700 + timedelta(seconds=5)}, dues
+    assert _first_available(engine, kind) == AT_700 + timedelta(seconds=5)
+    if kind == "Deployment":
+        assert _first_available(engine, "ReplicaSet") == AT_700 + timedelta(seconds=5)
+
+
+def test_a_replica_set_not_all_ready_wakes_at_the_whole_second_transition_plus_min_ready_plus_one() -> None:
+    """Without every replica ready syncReplicaSet does not requeue itself; the wake-up is
+    updatePod's enqueueRSAfter(minReadySeconds + 1s), computed from the stored transition time:
+    10:00:06 for a pod Ready at 10:00:00.700."""
+    rs = _workload("ReplicaSet", minReadySeconds=5, replicas=2)
+    engine = _engine(op.Apply(at=AT_700, object=rs), policy=KubeletPolicy(mode="recorded"))
+    first = min(p.metadata.name for p in _pods(engine))
+    engine.run([
+        op.PodStatusReport(at=AT_700, namespace="default", name=first, phase="Running", ready=True),
+        op.Advance(at=T0 + timedelta(seconds=10)),
+    ])
+    dues = [e.due for e in engine.events if isinstance(e, ev.TimerSet) and e.reason == "min-ready-seconds"]
+    assert set(dues) == {T0 + timedelta(seconds=6)}, dues
+    assert _first_available(engine, "ReplicaSet") == T0 + timedelta(seconds=6)
 
 
 def test_the_deployments_progress_deadline_uses_the_whole_second_last_update_time() -> None:

@@ -66,17 +66,34 @@ def _condition_order(c: PodCondition) -> tuple[int, str]:
     return (CONDITION_ORDER.get(c.type, 9), c.type)
 
 
+def availability_due(since: datetime, min_ready: int, now: datetime, resync: bool = True) -> datetime:
+    """When a controller syncing at `now` looks again at a pod Ready since `since` (the stored,
+    whole-second lastTransitionTime) and not yet available: the earliest of upstream's two
+    wake-ups that finds it available. The pod handlers' enqueueAfter(minReadySeconds + 1s)
+    (availability is a strict comparison) counts from when the pod turned Ready, which the engine
+    knows as `since`; the sync's own requeue after minReadySeconds (`resync`: the controller's
+    condition for it holds) counts from `now`, and finds the pod available whenever the stored
+    time is behind the clock, that is when the API server cut a fraction off (`since < now`)."""
+    handler = since + timedelta(seconds=min_ready + 1)
+    if resync and since < now:
+        return min(now + timedelta(seconds=min_ready), handler)
+    return handler
+
+
 def availability_timers(key: str, pods: Iterable[Pod], min_ready: int, now: datetime) -> list[cmd.Command]:
-    """Look again when Ready pods become available: readySince + minReadySeconds + 1s, as the
-    DaemonSet and StatefulSet pod handlers requeue (availability is a strict comparison)."""
+    """Look again when Ready pods become available (`availability_due`), as the DaemonSet and
+    StatefulSet requeue: their pod handlers after minReadySeconds + 1s, their syncs after
+    minReadySeconds while a pod is not yet available (updateDaemonSetStatus's numberReady !=
+    numberAvailable, syncStatefulSet's availableReplicas != replicas)."""
     if min_ready <= 0:
         return []
-    dues = set()
+    dues: dict[datetime, datetime] = {}
     for pod in pods:
         since = ready_since(pod)
         if since is not None and not is_available(pod, min_ready, now):
-            dues.add(since + timedelta(seconds=min_ready + 1))
+            due = availability_due(since, min_ready, now)
+            dues[due] = min(since, dues.get(due, since))
     return [
-        cmd.SetTimer(key=key, due=due, reason="min-ready-seconds", message=f"pods Ready since {(due - timedelta(seconds=min_ready + 1)).isoformat()} become available (minReadySeconds {min_ready})")
+        cmd.SetTimer(key=key, due=due, reason="min-ready-seconds", message=f"pods Ready since {dues[due].isoformat()} become available (minReadySeconds {min_ready})")
         for due in sorted(dues)
     ]

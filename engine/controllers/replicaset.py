@@ -50,7 +50,7 @@ from engine.api.objects import (
     WorkloadCondition,
     replace,
 )
-from engine.api.pods import is_available, is_ready, ready_since
+from engine.api.pods import availability_due, is_available, is_ready, ready_since
 from engine.api.selectors import Selector, SelectorError, from_label_selector
 from engine.api.state import Cluster
 from engine.controllers.expectations import UIDTrackingControllerExpectations
@@ -808,13 +808,16 @@ def related_pods(rs: ReplicaSet, cluster: Cluster) -> list[Pod]:
 
 
 def _availability_timer(rs: ReplicaSet, active: Sequence[Pod], status: ReplicaSetStatus, now: datetime) -> list[cmd.Command]:
-    """Mirrors the requeue after minReadySeconds when ready and available counts differ: wake at
-    the first ready pod's availability (+1s, as updatePod's enqueueRSAfter)."""
+    """Mirrors the requeues after minReadySeconds when ready and available counts differ: wake at
+    the first ready pod's availability (`availability_due`: updatePod's enqueueRSAfter after
+    minReadySeconds + 1s, or syncReplicaSet's own AddAfter(minReadySeconds) when every replica is
+    ready and the stored Ready time is behind the clock)."""
     min_ready = rs.spec.min_ready_seconds
     if min_ready <= 0 or status.ready_replicas == status.available_replicas:
         return []
+    resync = status.ready_replicas == (rs.spec.replicas if rs.spec.replicas is not None else 1)
     dues = [
-        since + timedelta(seconds=min_ready + 1)
+        availability_due(since, min_ready, now, resync)
         for pod in active
         if (since := ready_since(pod)) is not None and not is_available(pod, min_ready, now)
     ]
