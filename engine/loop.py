@@ -640,7 +640,7 @@ class Engine:
         source = operation.source
 
         def audit(by: str, reason: str, message: str) -> Audit:
-            return Audit(by=actor or by, reason=reason, message=message, line=line, source=source)
+            return Audit(by=actor or by, reason=reason, message=message, line=line, source=source, user=True)
 
         match operation:
             case op.Apply(object=obj):

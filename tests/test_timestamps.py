@@ -260,3 +260,25 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for v in value for s in _strings(v)]
     return [value] if isinstance(value, str) else []
+
+
+def test_a_users_manifest_times_are_stored_whole_even_at_a_whole_second_instant() -> None:
+    """A user's write is always walked (its manifest may carry its own times); an engine write at
+    a whole-second instant only stamps that instant and copies stored times."""
+    deployment = _workload("Deployment")
+    template = deployment.spec.template
+    fractional = msgspec.structs.replace(template.metadata, creation_timestamp=AT_700)
+    deployment = msgspec.structs.replace(deployment, spec=msgspec.structs.replace(
+        deployment.spec, template=msgspec.structs.replace(template, metadata=fractional)))
+    engine = _engine(op.Apply(at=T0, object=deployment))
+    stored = engine.cluster.get("Deployment", "default", "web")
+    assert stored is not None and stored.spec.template.metadata.creation_timestamp == T0  # type: ignore[attr-defined]
+
+
+def test_check_mode_fails_an_engine_write_at_a_whole_second_instant_that_carries_a_fraction() -> None:
+    engine = _engine(op.Apply(at=T0, object=_workload("ReplicaSet")))
+    engine.api.check_times = True
+    (pod,) = _pods(engine)
+    status = msgspec.structs.replace(pod.status, start_time=AT_700)
+    with pytest.raises(AssertionError, match="has a sub-second time"):
+        engine.api.set_pod_status("default", pod.metadata.name, status, Audit(by="kubelet", reason="test"))
