@@ -282,3 +282,26 @@ def test_check_mode_fails_an_engine_write_at_a_whole_second_instant_that_carries
     status = msgspec.structs.replace(pod.status, start_time=AT_700)
     with pytest.raises(AssertionError, match="has a sub-second time"):
         engine.api.set_pod_status("default", pod.metadata.name, status, Audit(by="kubelet", reason="test"))
+
+
+def test_a_paced_run_stores_whole_second_times_while_its_events_keep_the_milliseconds() -> None:
+    """`--pace real`: writes land 24 ms and more after the apply; the events say when, the
+    objects' own times are whole seconds."""
+    from engine.loop import real_pacing
+
+    engine = Engine(pacing=real_pacing())
+    engine.run([
+        op.ConfigureKubelet(at=T0, policy=KubeletPolicy()),
+        op.Apply(at=T0, object=_node()),
+        op.Apply(at=T0, object=_workload("Deployment", minReadySeconds=5)),
+        op.Advance(at=T0 + timedelta(seconds=10)),
+    ])
+    (pod,) = _pods(engine)
+    created = next(e for e in engine.events if isinstance(e, ev.ObjectCreated) and e.object.metadata.name == pod.metadata.name)
+    assert created.at.microsecond  # the paced create's instant, 48 ms after the apply
+    assert pod.metadata.creation_timestamp == T0
+    assert all(c.last_transition_time == T0 for c in pod.status.conditions)
+    # the sync that saw the pod Ready requeued itself after minReadySeconds; at that instant the
+    # stored Ready time (10:00:00) is more than 5 s ago
+    available = _first_available(engine, "ReplicaSet")
+    assert T0 + timedelta(seconds=5) < available < T0 + timedelta(seconds=6), available
