@@ -194,20 +194,23 @@ def test_a_workload_whose_pod_is_ready_at_700_ms_counts_it_available_at_05_700(k
         assert _first_available(engine, "ReplicaSet") == AT_700 + timedelta(seconds=5)
 
 
-def test_a_replica_set_not_all_ready_wakes_at_the_whole_second_transition_plus_min_ready_plus_one() -> None:
+def test_a_replica_set_not_all_ready_wakes_min_ready_plus_one_after_it_saw_the_pod_turn_ready() -> None:
     """Without every replica ready syncReplicaSet does not requeue itself; the wake-up is
-    updatePod's enqueueRSAfter(minReadySeconds + 1s), computed from the stored transition time:
-    10:00:06 for a pod Ready at 10:00:00.700."""
+    updatePod's enqueueRSAfter(minReadySeconds + 1s), counted from when the handler saw the pod
+    turn Ready (10:00:00.700, kept by the fold as `ready_seen`), not from the stored 10:00:00:
+    10:00:06.700."""
     rs = _workload("ReplicaSet", minReadySeconds=5, replicas=2)
     engine = _engine(op.Apply(at=AT_700, object=rs), policy=KubeletPolicy(mode="recorded"))
     first = min(p.metadata.name for p in _pods(engine))
-    engine.run([
-        op.PodStatusReport(at=AT_700, namespace="default", name=first, phase="Running", ready=True),
-        op.Advance(at=T0 + timedelta(seconds=10)),
-    ])
+    engine.run([op.PodStatusReport(at=AT_700, namespace="default", name=first, phase="Running", ready=True)])
+    assert engine.cluster.ready_seen == {("default", first): AT_700}
+    assert Cluster.restore(engine.cluster.snapshot()).ready_seen == engine.cluster.ready_seen
+    engine.run([op.Advance(at=T0 + timedelta(seconds=10))])
     dues = [e.due for e in engine.events if isinstance(e, ev.TimerSet) and e.reason == "min-ready-seconds"]
-    assert set(dues) == {T0 + timedelta(seconds=6)}, dues
-    assert _first_available(engine, "ReplicaSet") == T0 + timedelta(seconds=6)
+    assert set(dues) == {AT_700 + timedelta(seconds=6)}, dues
+    assert _first_available(engine, "ReplicaSet") == AT_700 + timedelta(seconds=6)
+    engine.run([op.PodStatusReport(at=T0 + timedelta(seconds=11), namespace="default", name=first, ready=False)])
+    assert engine.cluster.ready_seen == {}
 
 
 def test_the_deployments_progress_deadline_uses_the_whole_second_last_update_time() -> None:

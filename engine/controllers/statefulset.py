@@ -614,7 +614,7 @@ def reconcile_statefulset(sts: StatefulSet, cluster: Cluster, now: datetime) -> 
     commands += sync.commands
     commands += status_update(sts, _complete_rolling_update(sts, status))
     commands += truncate_history(sts, pods, revisions, rev.current.metadata.name, rev.update.metadata.name)
-    commands += availability_timers(f"{sts.metadata.namespace}/{sts.metadata.name}", pods, sts.spec.min_ready_seconds, now)
+    commands += availability_timers(f"{sts.metadata.namespace}/{sts.metadata.name}", pods, sts.spec.min_ready_seconds, now, cluster.ready_seen)
     return commands
 
 
