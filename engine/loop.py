@@ -198,6 +198,7 @@ class Engine:
         self.now: datetime | None = self.cluster.now
         self.events: list[ev.Event] = []
         self.api = ApiServer(self.cluster, self._emit, self._clock)
+        self.api.check_times = self.check_routes
         # called whenever the loop is at rest between two timer instants (nothing dirty): the
         # session appends a chunk there, a point a later run can resume from
         self.at_rest: Callable[[], None] | None = None
@@ -649,7 +650,7 @@ class Engine:
         source = operation.source
 
         def audit(by: str, reason: str, message: str) -> Audit:
-            return Audit(by=actor or by, reason=reason, message=message, line=line, source=source)
+            return Audit(by=actor or by, reason=reason, message=message, line=line, source=source, user=True)
 
         match operation:
             case op.Apply(object=obj):

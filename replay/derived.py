@@ -18,6 +18,7 @@ from engine import events as ev
 from engine.api.catalog import INITIAL_NAMESPACES
 from engine.api.objects import API_VERSIONS, CLUSTER_SCOPED, KubeObject, Pod, Service, kind_of
 from engine.api.state import Cluster
+from engine.api.times import whole_second
 
 TAINT_EVICTION = "taint-eviction-controller"
 
@@ -42,6 +43,12 @@ def _iso(at: datetime | None) -> str | None:
     return at.isoformat().replace("+00:00", "Z") if at is not None else None
 
 
+def _stamp(at: datetime) -> str | None:
+    """A core/v1 Event's creationTimestamp, firstTimestamp or lastTimestamp: metav1.Time, so
+    stored in whole seconds (its name keeps the recorder's nanoseconds, as upstream's does)."""
+    return _iso(whole_second(at))
+
+
 class _Recorder:
     """The events of one log, aggregated like client-go's EventCorrelator (identical events
     about one object raise `count` and `lastTimestamp`)."""
@@ -56,7 +63,7 @@ class _Recorder:
         found = self.events.get(key)
         if found is not None:
             found["count"] += 1
-            found["lastTimestamp"] = _iso(at)
+            found["lastTimestamp"] = _stamp(at)
             found["metadata"]["resourceVersion"] = str(position)
             return
         namespace = involved["namespace"] or "default"  # events about cluster-scoped objects live in default
@@ -68,15 +75,15 @@ class _Recorder:
             "metadata": {
                 "name": f"{involved['name']}.{nanos:x}",
                 "namespace": namespace,
-                "creationTimestamp": _iso(at),
+                "creationTimestamp": _stamp(at),
                 "resourceVersion": str(position),
             },
             "involvedObject": {k: v for k, v in involved.items() if v},
             "reason": reason,
             "message": message,
             "source": source,
-            "firstTimestamp": _iso(at),
-            "lastTimestamp": _iso(at),
+            "firstTimestamp": _stamp(at),
+            "lastTimestamp": _stamp(at),
             "count": 1,
             "type": type_,
             "eventTime": None,

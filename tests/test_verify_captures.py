@@ -33,8 +33,12 @@ def test_a_seed_capture_verifies_completely(capture: str) -> None:
     assert result.agrees, result.text()
     assert totals["recorded"] > 20 and totals["matched"] == totals["recorded"]
     # written from kreplay's replay, the capture's times are the engine's plus the synthesizer's
-    # microsecond steps: far inside any tolerance
-    assert result.comparison.latency()["max"] < 0.001
+    # microsecond steps: far inside any tolerance. (The web-app rollout's progress-deadline
+    # timeout is 1.77 ms earlier than the capture's: the API server stores the Progressing
+    # condition's lastUpdateTime, set at a synthesized 10:24:00.001770, as 10:24:00, and
+    # requeueStuckDeployment counts the deadline from that; the capture was written by an engine
+    # that kept the fraction.)
+    assert result.comparison.latency()["max"] < 0.002
 
 
 @pytest.mark.parametrize("capture", ["seeds/fluentd.watch.json", "seeds/web-app.watch.jsonl"])

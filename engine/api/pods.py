@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 
 from engine import commands as cmd
@@ -66,17 +66,41 @@ def _condition_order(c: PodCondition) -> tuple[int, str]:
     return (CONDITION_ORDER.get(c.type, 9), c.type)
 
 
-def availability_timers(key: str, pods: Iterable[Pod], min_ready: int, now: datetime) -> list[cmd.Command]:
-    """Look again when Ready pods become available: readySince + minReadySeconds + 1s, as the
-    DaemonSet and StatefulSet pod handlers requeue (availability is a strict comparison)."""
+def availability_due(since: datetime, seen: datetime, min_ready: int, now: datetime, resync: bool = True) -> datetime:
+    """When a controller syncing at `now` looks again at a pod Ready since `since` (the stored,
+    whole-second lastTransitionTime) and not yet available: the earliest of upstream's two
+    wake-ups that finds it available. The pod handlers' enqueueAfter(minReadySeconds + 1s)
+    (availability is a strict comparison) counts from when they saw the pod turn Ready (`seen`,
+    the instant `since` was cut from); the sync's own requeue after minReadySeconds (`resync`:
+    the controller's condition for it holds) counts from `now`, and finds the pod available
+    whenever the stored time is behind the clock, that is when the API server cut a fraction
+    off (`since < now`)."""
+    handler = seen + timedelta(seconds=min_ready + 1)
+    if resync and since < now:
+        return min(now + timedelta(seconds=min_ready), handler)
+    return handler
+
+
+def ready_seen(pod: Pod, since: datetime, seen: Mapping[tuple[str, str], datetime]) -> datetime:
+    """When the pod turned Ready to the microsecond: `Cluster.ready_seen`'s instant, or its
+    stored transition time when that lost nothing."""
+    return seen.get((pod.metadata.namespace, pod.metadata.name), since) if seen else since
+
+
+def availability_timers(key: str, pods: Iterable[Pod], min_ready: int, now: datetime, seen: Mapping[tuple[str, str], datetime]) -> list[cmd.Command]:
+    """Look again when Ready pods become available (`availability_due`), as the DaemonSet and
+    StatefulSet requeue: their pod handlers after minReadySeconds + 1s, their syncs after
+    minReadySeconds while a pod is not yet available (updateDaemonSetStatus's numberReady !=
+    numberAvailable, syncStatefulSet's availableReplicas != replicas)."""
     if min_ready <= 0:
         return []
-    dues = set()
+    dues: dict[datetime, datetime] = {}
     for pod in pods:
         since = ready_since(pod)
         if since is not None and not is_available(pod, min_ready, now):
-            dues.add(since + timedelta(seconds=min_ready + 1))
+            due = availability_due(since, ready_seen(pod, since, seen), min_ready, now)
+            dues[due] = min(since, dues.get(due, since))
     return [
-        cmd.SetTimer(key=key, due=due, reason="min-ready-seconds", message=f"pods Ready since {(due - timedelta(seconds=min_ready + 1)).isoformat()} become available (minReadySeconds {min_ready})")
+        cmd.SetTimer(key=key, due=due, reason="min-ready-seconds", message=f"pods Ready since {dues[due].isoformat()} become available (minReadySeconds {min_ready})")
         for due in sorted(dues)
     ]

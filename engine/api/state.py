@@ -101,6 +101,10 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     kept_statuses: list[tuple[str, str, PodStatus]] = msgspec.field(default_factory=list)
     # the evictions the taint manager gave up on (pod key, node, taints, tolerations)
     abandoned_evictions: list[tuple[str, str, list[Taint], list[Toleration]]] = msgspec.field(default_factory=list)
+    # when each terminating pod's deletion started, to the microsecond (namespace, name, at)
+    terminating_since: list[tuple[str, str, datetime]] = msgspec.field(default_factory=list)
+    # when each Ready pod that turned Ready at a sub-second instant did (namespace, name, at)
+    ready_seen: list[tuple[str, str, datetime]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -114,6 +118,14 @@ def _add(sets: dict[Any, set[Any]], key: Any, item: Any) -> None:
         sets[key] = {item}
     else:
         found.add(item)
+
+
+def _is_ready(pod: Pod) -> bool:
+    """podutil.IsPodReady (engine.api.pods.is_ready, which imports this module's neighbours)."""
+    for c in pod.status.conditions:
+        if c.type == "Ready":
+            return c.status == "True"
+    return False
 
 
 def _same_index(old: KubeObject, new: KubeObject) -> bool:
@@ -192,6 +204,14 @@ class Cluster:
         # the kubelet status manager's cache: the status of a pod whose update the API server
         # refused, sent again at its next syncBatch (dropped once a pod status is written)
         self.kept_statuses: dict[tuple[str, str], PodStatus] = {}
+        # the instant each terminating pod's deletion started (its DeletionStarted's `at`): the
+        # kubelet counts the grace period from there, as its pod worker does from when it sees
+        # the deletion; the stored deletionTimestamp (now + grace) is in whole seconds
+        self.terminating_since: dict[tuple[str, str], datetime] = {}
+        # the instant a Ready pod turned Ready (the `at` of the write that made it so), kept only
+        # when it has a fraction of a second, which the stored lastTransitionTime lost: the pod
+        # handlers' minReadySeconds + 1s wake-up counts from when they saw the change
+        self.ready_seen: dict[tuple[str, str], datetime] = {}
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -309,6 +329,8 @@ class Cluster:
                 buckets=[(o, *b.state()) for o, b in sorted(self.buckets.items()) if b.last is not None],
                 kept_statuses=[(ns, name, st) for (ns, name), st in sorted(self.kept_statuses.items(), key=lambda kv: kv[0])],
                 abandoned_evictions=[(k, n, list(t), list(tol)) for k, (n, t, tol) in sorted(self.abandoned_evictions.items(), key=lambda kv: kv[0])],
+                terminating_since=sorted((ns, name, at) for (ns, name), at in self.terminating_since.items()),
+                ready_seen=sorted((ns, name, at) for (ns, name), at in self.ready_seen.items()),
             )
         )
 
@@ -339,6 +361,8 @@ class Cluster:
         cluster.buckets = {o: TokenBucket.restore(rest) for o, *rest in snap.buckets}  # type: ignore[arg-type]
         cluster.kept_statuses = {(ns, name): st for ns, name, st in snap.kept_statuses}
         cluster.abandoned_evictions = {k: (n, tuple(t), tuple(tol)) for k, n, t, tol in snap.abandoned_evictions}
+        cluster.terminating_since = {(ns, name): at for ns, name, at in snap.terminating_since}
+        cluster.ready_seen = {(ns, name): at for ns, name, at in snap.ready_seen}
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -352,9 +376,13 @@ class Cluster:
             self.pace_buckets[event.by].spend(event.at)  # a paced controller's write: one token
         # branches by frequency (the types are disjoint): objects, then the timers
         if isinstance(event, ev.ObjectEvent):
+            if (event.at.microsecond or self.ready_seen) and type(event.object) is Pod:
+                self._note_ready(event.object, event.at)
             self._put(event.object)
             if self.kept_statuses and isinstance(event, ev.PodStatusChanged):
                 self.kept_statuses.pop((event.object.metadata.namespace, event.object.metadata.name), None)
+            elif type(event) is ev.DeletionStarted and isinstance(event.object, Pod):
+                self.terminating_since.setdefault((event.object.metadata.namespace, event.object.metadata.name), event.at)
         elif isinstance(event, ev.TimerSet):
             timer = (event.due, event.owner, event.key)
             if self._timers is not None:
@@ -420,6 +448,21 @@ class Cluster:
         if self.faults:
             self._expire_faults(event.at)
             self._admitted(event)
+
+    def _note_ready(self, pod: Pod, at: datetime) -> None:
+        """Keep (`ready_seen`) the instant a pod turns Ready when it has a fraction of a second;
+        forget it when the pod is not Ready, or turns Ready at a whole second."""
+        key = (pod.metadata.namespace, pod.metadata.name)
+        if not _is_ready(pod):
+            self.ready_seen.pop(key, None)
+            return
+        old = self.objects["Pod"].get(key)
+        if old is not None and _is_ready(old):  # type: ignore[arg-type]
+            return
+        if at.microsecond:
+            self.ready_seen[key] = at
+        else:
+            self.ready_seen.pop(key, None)
 
     def _admitted(self, event: ev.Event) -> None:
         """A controller's write went through: the first fault it matches that still lets
@@ -491,6 +534,8 @@ class Cluster:
                     del self.quarantined[node]  # its last orphaned pod is gone
                 self.ready_at.pop((ns, name), None)
                 self.kept_statuses.pop((ns, name), None)
+                self.terminating_since.pop((ns, name), None)
+                self.ready_seen.pop((ns, name), None)
                 key_text = f"{ns}/{name}"
                 self.evictions.pop(key_text, None)  # mirrors cancelling on pod deletion
                 self.abandoned_evictions.pop(key_text, None)

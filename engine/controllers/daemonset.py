@@ -312,7 +312,7 @@ def reconcile_daemonset(
     commands += cleanup_history(ds, history.old, live, limit)
     commands += status_update(ds, _status(ds, nodes, as_relisted(node_pods, managed), eligibility, hash_, now))
     key = f"{ds.metadata.namespace}/{ds.metadata.name}"
-    commands += availability_timers(key, (p for pods in node_pods.values() for p in pods), ds.spec.min_ready_seconds, now)
+    commands += availability_timers(key, (p for pods in node_pods.values() for p in pods), ds.spec.min_ready_seconds, now, cluster.ready_seen)
     return commands
 
 

@@ -34,7 +34,7 @@ Deliberate differences from upstream:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import cmp_to_key
 
@@ -50,7 +50,7 @@ from engine.api.objects import (
     WorkloadCondition,
     replace,
 )
-from engine.api.pods import is_available, is_ready, ready_since
+from engine.api.pods import availability_due, is_available, is_ready, ready_seen, ready_since
 from engine.api.selectors import Selector, SelectorError, from_label_selector
 from engine.api.state import Cluster
 from engine.controllers.expectations import UIDTrackingControllerExpectations
@@ -630,7 +630,7 @@ def reconcile_replicaset(rs: ReplicaSet, cluster: Cluster, now: datetime, *, nee
         commands += _manage_replicas(rs, active, cluster, now)
     status = calculate_status(rs, active, now)
     commands += status_commands(rs, status)
-    commands += _availability_timer(rs, active, status, now)
+    commands += _availability_timer(rs, active, status, now, cluster.ready_seen)
     return commands
 
 
@@ -807,14 +807,17 @@ def related_pods(rs: ReplicaSet, cluster: Cluster) -> list[Pod]:
     return out
 
 
-def _availability_timer(rs: ReplicaSet, active: Sequence[Pod], status: ReplicaSetStatus, now: datetime) -> list[cmd.Command]:
-    """Mirrors the requeue after minReadySeconds when ready and available counts differ: wake at
-    the first ready pod's availability (+1s, as updatePod's enqueueRSAfter)."""
+def _availability_timer(rs: ReplicaSet, active: Sequence[Pod], status: ReplicaSetStatus, now: datetime, seen: Mapping[tuple[str, str], datetime]) -> list[cmd.Command]:
+    """Mirrors the requeues after minReadySeconds when ready and available counts differ: wake at
+    the first ready pod's availability (`availability_due`: updatePod's enqueueRSAfter after
+    minReadySeconds + 1s, or syncReplicaSet's own AddAfter(minReadySeconds) when every replica is
+    ready and the stored Ready time is behind the clock)."""
     min_ready = rs.spec.min_ready_seconds
     if min_ready <= 0 or status.ready_replicas == status.available_replicas:
         return []
+    resync = status.ready_replicas == (rs.spec.replicas if rs.spec.replicas is not None else 1)
     dues = [
-        since + timedelta(seconds=min_ready + 1)
+        availability_due(since, ready_seen(pod, since, seen), min_ready, now, resync)
         for pod in active
         if (since := ready_since(pod)) is not None and not is_available(pod, min_ready, now)
     ]

@@ -685,7 +685,7 @@ def reconcile_statefulset(sts: StatefulSet, cluster: Cluster, now: datetime) -> 
     commands += sync.pod_requests()
     commands += sync.status_update(status)
     commands += truncate_history(sts, pods, revisions, rev.current.metadata.name, rev.update.metadata.name, bool(rev.commands))
-    commands += availability_timers(f"{sts.metadata.namespace}/{sts.metadata.name}", pods, sts.spec.min_ready_seconds, now)
+    commands += availability_timers(f"{sts.metadata.namespace}/{sts.metadata.name}", pods, sts.spec.min_ready_seconds, now, cluster.ready_seen)
     return commands
 
 

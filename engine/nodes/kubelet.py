@@ -139,7 +139,9 @@ class Kubelet:
                 return []  # stopped; the API server keeps it until its finalizers are removed
             grace = pod.metadata.deletion_grace_period_seconds or 0
             stop = min(cluster.kubelet.stop_after_seconds, grace)
-            started = pod.metadata.deletion_timestamp - timedelta(seconds=grace)
+            # when the deletion started, to the microsecond (the stored deletionTimestamp, now +
+            # grace, is in whole seconds); a snapshot from before it was kept has only that one
+            started = cluster.terminating_since.get((ns, name)) or pod.metadata.deletion_timestamp - timedelta(seconds=grace)
             due = started + timedelta(seconds=stop)
             if due > now:
                 return [
