@@ -431,8 +431,8 @@ class Cluster:
         An object deleted with an event still kept is removed as it is held (the indexes hold
         what it is held as) and its kept event dropped undecoded; when it never was put, only
         what goes with it is dropped (`_removed`). Streams of objects the cluster held before
-        (a resumed fold) are handled alike. Cold rebuilds decode about a fifth of the object
-        events of a rollout this way (README, Benchmarks); the differential tests
+        (a resumed fold) are handled alike. A cold rebuild of a rollout decodes about one object
+        event in eighteen this way (README, "The store"); the differential tests
         (tests/test_fold_latest.py, and the Hypothesis machines' teardown) compare it with
         `evolve` on every path.
         """
