@@ -28,9 +28,21 @@ def at(store: EventStore, position: int) -> Cluster:
 
 
 def rebuild(store: EventStore, after: Cluster | None = None) -> Cluster:
-    """Fold the log into `after` (or an empty cluster) up to its last event, ignoring snapshots."""
+    """Fold the log into `after` (or an empty cluster) up to its last event, ignoring snapshots.
+
+    Every event is read and checked against the chain; an object's events are decoded only
+    where the fold needs them (`Cluster.fold_latest`: mostly each object's last version), the
+    same cluster as folding every decoded event (`rebuild_every_event`)."""
     cluster = after if after is not None else Cluster()
     with collector.paused():  # the fold makes no cycles: no collection at all
+        cluster.fold_latest(store.read_rows(after=cluster.position), store.decode_row)
+    return cluster
+
+
+def rebuild_every_event(store: EventStore, after: Cluster | None = None) -> Cluster:
+    """`rebuild` by decoding and folding every event (`Cluster.evolve`): what it must equal."""
+    cluster = after if after is not None else Cluster()
+    with collector.paused():
         for event in store.read(after=cluster.position):
             cluster.evolve(event)
     return cluster

@@ -38,6 +38,7 @@ from engine.nodes.scheduler import unfit_reason
 from engine.scheduling.nodeaffinity import required_node_affinity_matches
 from engine.scheduling.tolerations import tolerates, untolerated
 from tests.faultrules import inject_fault_rule
+from tests.folds import assert_fold_latest_is_evolve
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -263,6 +264,11 @@ class ClusterMachine(RuleBasedStateMachine):
         # pod uids bound to a node name that was deleted and added again within PodGC's
         # quarantine: upstream keeps them bound to the new node whatever its labels
         self.rebound: set[str] = set()
+
+    def teardown(self) -> None:
+        # a cold rebuild's fold (mostly each object's last version) makes the cluster folding
+        # every event makes: from nothing and resumed part-way
+        assert_fold_latest_is_evolve(self.log, resume_at=[len(self.log) // 3, 2 * len(self.log) // 3])
 
     # --- driving the engine --------------------------------------------------------------------
 

@@ -54,6 +54,7 @@ from engine.events import KubeletPolicy
 from engine.loop import Engine
 from engine.scheduling.nodeaffinity import pod_target_node
 from tests.faultrules import expectations_at_rest, inject_fault_rule, requeue_pending
+from tests.folds import assert_fold_latest_is_evolve
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -240,11 +241,17 @@ class DaemonSetMachine(RuleBasedStateMachine):
         self.engine = Engine(controllers=default_actors(check=True))
         self.now = T0
         self.shadow = Cluster()
+        self.log: list[ev.Event] = []  # every event, for the teardown's differential fold
         self.violations: list[str] = []
         self.revision_seen: dict[tuple[str, str], int] = {}
         self.events = 0
         self.engine.run([op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(ready_after_seconds=0))])
         self.take()
+
+    def teardown(self) -> None:
+        # a cold rebuild's fold (mostly each object's last version) makes the cluster folding
+        # every event makes: from nothing and resumed part-way
+        assert_fold_latest_is_evolve(self.log, resume_at=[len(self.log) // 3, 2 * len(self.log) // 3])
 
     # --- driving the engine --------------------------------------------------------------------
 
@@ -285,6 +292,7 @@ class DaemonSetMachine(RuleBasedStateMachine):
             checks = self.rolling_deletion(before, event, subject)
         if deleting and subject is not None and subject[0] == "ControllerRevision":
             self.revision_deletion(before, event, subject)
+        self.log.append(event)
         self.shadow.evolve(event)
         for line in checks:  # needs the state after the deletion
             self.check_budget_after(event, line)

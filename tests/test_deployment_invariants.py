@@ -93,6 +93,7 @@ from engine.controllers.replicaset import reconcile_replicaset
 from engine.events import KubeletPolicy
 from engine.loop import Engine
 from tests.faultrules import expectations_at_rest, inject_fault_rule, requeue_pending
+from tests.folds import assert_fold_latest_is_evolve
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -340,6 +341,7 @@ class DeploymentMachine(RuleBasedStateMachine):
         self.engine = engine()
         self.now = T0
         self.shadow = Cluster()
+        self.log: list[ev.Event] = []  # every event, for the teardown's differential fold
         self.violations: list[str] = []
         self.revision_seen: dict[str, int] = {}  # ReplicaSet uid -> highest revision seen
         self.events = 0
@@ -365,6 +367,11 @@ class DeploymentMachine(RuleBasedStateMachine):
         for name in NODE_NAMES:
             self.engine.run([op.Apply(at=self.now, object=node(name))])
         self.take()
+
+    def teardown(self) -> None:
+        # a cold rebuild's fold (mostly each object's last version) makes the cluster folding
+        # every event makes: from nothing and resumed part-way
+        assert_fold_latest_is_evolve(self.log, resume_at=[len(self.log) // 3, 2 * len(self.log) // 3])
 
     def policy(self) -> KubeletPolicy:
         return KubeletPolicy(
@@ -426,6 +433,7 @@ class DeploymentMachine(RuleBasedStateMachine):
             self.deletes_refused = True
         if isinstance(event, ev.DeletionStarted) and event.by == RS_NAME and isinstance(obj, Pod):
             self.note_ranked_by_readiness(event, obj)
+        self.log.append(event)
         self.shadow.evolve(event)
         self.recreate_clean = self.recreate_clean or self.one_generation_of_pods()
         self.check_rolling(event)

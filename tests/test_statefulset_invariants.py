@@ -77,6 +77,7 @@ from engine.controllers.statefulset import (
 from engine.events import KubeletPolicy
 from engine.loop import Engine, Livelock
 from tests.faultrules import inject_fault_rule, requeue_pending
+from tests.folds import assert_fold_latest_is_evolve
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -319,6 +320,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
         self.engine = Engine(controllers=default_actors(check=True))
         self.now = T0
         self.shadow = Cluster()
+        self.log: list[ev.Event] = []  # every event, for the teardown's differential fold
         self.events = 0
         self.violations: list[str] = []
         # a status write of the set was refused since its last one went through: the stored
@@ -330,6 +332,11 @@ class StatefulSetMachine(RuleBasedStateMachine):
         # the one way a history may end early: `accept_livelock`; later steps do nothing
         self.livelock: Livelock | None = None
         self.run(op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(ready_after_seconds=0)))
+
+    def teardown(self) -> None:
+        # a cold rebuild's fold (mostly each object's last version) makes the cluster folding
+        # every event makes: from nothing and resumed part-way
+        assert_fold_latest_is_evolve(self.log, resume_at=[len(self.log) // 3, 2 * len(self.log) // 3])
 
     # --- driving the engine --------------------------------------------------------------------
 
@@ -436,6 +443,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
         elif isinstance(event, ev.StatusUpdated) and kind == "StatefulSet" and event.by == NAME:
             self.status_refused = False
         status_before = sts.status if sts is not None else None
+        self.log.append(event)
         self.shadow.evolve(ev.decode(ev.encode(event)))  # the log as stored, read back
         after = the_set(self.shadow)
         if after is not None:

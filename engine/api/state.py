@@ -8,7 +8,7 @@ scanning the whole cluster.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from datetime import datetime
 from fractions import Fraction
 from typing import Any
@@ -69,6 +69,34 @@ def request_of_event(event: ev.Event) -> tuple[str, str, str, str, str] | None:
     if isinstance(event, ev.DeletionStarted):
         return ("delete", "", kind, meta.namespace, meta.name)
     return ("update", "", kind, meta.namespace, meta.name)
+
+
+# `Cluster.fold_latest`: the object events it may keep undecoded (by their tag): every modeled
+# kind's; an opaque object's are folded as they come (its kind's table is made on first use)
+_DEFERRABLE = frozenset(
+    cls.__name__.encode()
+    for cls in ev.AnyEvent.__args__  # type: ignore[attr-defined]
+    if issubclass(cls, ev.ObjectEvent) and cls not in ev.OPAQUE_EVENTS.values()
+)
+_TAG = b'{"type":"'
+
+
+def _at_has_fraction(data: bytes) -> bool:
+    """Whether a stored event's instant has a fraction of a second: its canonical bytes read
+    `{"type":"...","position":N,"at":"YYYY-MM-DDTHH:MM:SS` and then `Z` or `.`."""
+    at = data.find(b'"at":"', 9)
+    return data[at + 25 : at + 26] == b"."
+
+
+def _starts_version_reads(event: ev.Event) -> bool:
+    """Whether folding `event` may start what reads objects as they were between their events
+    (`Cluster.fold_latest`): an API fault (each write is matched against it), `--pace real`
+    (each controller write spends a token), a kubelet status kept after a refusal (a pod's next
+    status drops it), PodGC's quarantine of a node (a write of the node ends it, a pod's deletion
+    looks at the pods bound there)."""
+    if type(event) is ev.TimerSet:
+        return event.owner == QUARANTINE_OWNER and event.key.startswith(QUARANTINE_PREFIX)
+    return isinstance(event, ev.FaultInjected | ev.PacingConfigured | ev.RequestRefused)
 
 
 def object_key(obj: KubeObject) -> ObjectKey:
@@ -464,6 +492,75 @@ class Cluster:
         else:
             self.ready_seen.pop(key, None)
 
+    # --- the fold from stored rows, decoding only what it needs -------------------------------
+
+    def fold_latest(self, rows: Iterable[tuple[int, bytes, Hashable]], decode: Callable[[int, bytes], ev.AnyEvent]) -> None:
+        """Fold the log's rows (position, canonical bytes, stream: `EventStore.read_rows`) into
+        the cluster `evolve` makes of their events, decoding (`decode`) an object's event only
+        when the fold needs that version of the object.
+
+        An object event replaces its object whole (`_put`), so most versions of an object are
+        never seen: each is replaced by the next before anything reads it. While nothing the
+        fold holds reads objects as they were between their events (no API fault, pacing
+        bucket, kept kubelet status or PodGC quarantine: `_starts_version_reads`; no pod that
+        turned Ready at a fraction of a second, `ready_seen`, and the event's instant has none),
+        an object event is kept undecoded (a pod's `DeletionStarted` is decoded for its instant,
+        `terminating_since`), the newest per stream, and put when it must be: at the end,
+        and before an event that starts such reads, all of them
+        in the order their objects first appeared (so each kind's objects keep evolve's order).
+        An object deleted with an event still kept is removed as it is held (the indexes hold
+        what it is held as) and its kept event dropped undecoded; when it never was put, only
+        what goes with it is dropped (`_removed`). Streams of objects the cluster held before
+        (a resumed fold) are handled alike. A cold rebuild of a rollout decodes about one object
+        event in eighteen this way (README, "The store"); the differential tests
+        (tests/test_fold_latest.py, and the Hypothesis machines' teardown) compare it with
+        `evolve` on every path.
+        """
+        pending: dict[Hashable, tuple[int, int, bytes]] = {}  # stream -> (first kept, position, bytes)
+        deferrable = _DEFERRABLE
+        for position, data, stream in rows:
+            # the tag leads the canonical bytes: {"type":"PodBound",...
+            fraction = False
+            tag = data[9 : data.find(b'"', 9)]
+            if tag in deferrable and data.startswith(_TAG):
+                # an instant with a fraction of a second may start `ready_seen` (`_note_ready`
+                # reads the pod's version before): such an event is folded as it comes
+                fraction = _at_has_fraction(data)
+                if not (fraction or self.faults or self.pace_buckets or self.kept_statuses or self.quarantined or self.ready_seen):
+                    if tag == b"DeletionStarted":  # when a pod's deletion started (`terminating_since`)
+                        started = decode(position, data)
+                        assert isinstance(started, ev.ObjectEvent)
+                        if type(started.object) is Pod:
+                            self.terminating_since.setdefault((started.object.metadata.namespace, started.object.metadata.name), started.at)
+                    found = pending.get(stream)
+                    pending[stream] = (position, position, data) if found is None else (found[0], position, data)
+                    continue
+                if pending and not fraction:
+                    raise RuntimeError(f"fold_latest: position {position} reads versions kept undecoded (a missed _starts_version_reads)")
+            event = decode(position, data)
+            if pending:
+                if type(event) is ev.ObjectDeleted and stream in pending:
+                    del pending[stream]
+                    held = (event.namespace, event.name) in self.objects.get(event.kind, {})
+                    self.evolve(event)
+                    if not held:
+                        self._removed((event.kind, event.namespace, event.name), event.node_name)
+                    continue
+                if fraction or stream in pending or _starts_version_reads(event):
+                    self._put_kept(pending, decode)
+            self.evolve(event)
+        self._put_kept(pending, decode)
+
+    def _put_kept(self, pending: dict[Hashable, tuple[int, int, bytes]], decode: Callable[[int, bytes], ev.AnyEvent]) -> None:
+        """Put the objects of the kept events, in the order they first appeared (`fold_latest`)."""
+        for _, position, data in sorted(pending.values()):
+            event = decode(position, data)
+            assert isinstance(event, ev.ObjectEvent)
+            self._put(event.object)
+            if position > self.position:  # kept past the last folded event: the log's end
+                self.position, self.now = position, event.at
+        pending.clear()
+
     def _admitted(self, event: ev.Event) -> None:
         """A controller's write went through: the first fault it matches that still lets
         requests through (`after`) lets one fewer."""
@@ -526,22 +623,26 @@ class Cluster:
             self._scopes()
         if old is not None:
             self._unindex(key, old)
-            if kind == "Node":
-                self.silent_nodes.pop(name, None)  # a node made again under the name has its own kubelet
-            if kind == "Pod":
-                node = old.spec.node_name  # type: ignore[attr-defined]
-                if node in self.quarantined and not self.pods_by_node.get(node):
-                    del self.quarantined[node]  # its last orphaned pod is gone
-                self.ready_at.pop((ns, name), None)
-                self.kept_statuses.pop((ns, name), None)
-                self.terminating_since.pop((ns, name), None)
-                self.ready_seen.pop((ns, name), None)
-                key_text = f"{ns}/{name}"
-                self.evictions.pop(key_text, None)  # mirrors cancelling on pod deletion
-                self.abandoned_evictions.pop(key_text, None)
-                # a gone pod's readiness timer must not stand in for its successor's
-                for due in list(self.timer_dues.get(("kubelet", key_text), ())):
-                    self._drop_timer((due, "kubelet", key_text))
+            self._removed(key, old.spec.node_name if kind == "Pod" else "")  # type: ignore[attr-defined]
+
+    def _removed(self, key: ObjectKey, node: str) -> None:
+        """What goes with an object besides its indexes (`node`: a pod's node)."""
+        kind, ns, name = key
+        if kind == "Node":
+            self.silent_nodes.pop(name, None)  # a node made again under the name has its own kubelet
+        if kind == "Pod":
+            if node in self.quarantined and not self.pods_by_node.get(node):
+                del self.quarantined[node]  # its last orphaned pod is gone
+            self.ready_at.pop((ns, name), None)
+            self.kept_statuses.pop((ns, name), None)
+            self.terminating_since.pop((ns, name), None)
+            self.ready_seen.pop((ns, name), None)
+            key_text = f"{ns}/{name}"
+            self.evictions.pop(key_text, None)  # mirrors cancelling on pod deletion
+            self.abandoned_evictions.pop(key_text, None)
+            # a gone pod's readiness timer must not stand in for its successor's
+            for due in list(self.timer_dues.get(("kubelet", key_text), ())):
+                self._drop_timer((due, "kubelet", key_text))
 
     def _scopes(self) -> None:
         """The custom kinds the cluster's CRDs declare cluster-scoped."""

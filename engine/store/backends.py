@@ -37,8 +37,9 @@ from engine.store.urls import StoreURL
 FORMAT = b"kreplay-store/2"
 READABLE_FORMATS = (b"kreplay-store/1", FORMAT)
 
-# (position, link, state or None when the event row is missing)
-Row = tuple[int, bytes, bytes | None]
+# (position, link, state or None when the event row is missing, and its stream when asked for:
+# a uuid.UUID from PostgreSQL, its text from SQLite; None when not asked for)
+Row = tuple[int, bytes, bytes | None, Any]
 # what one append writes per event: stream, position, topic, state as stored, link
 NewRow = tuple[uuid.UUID, int, str, bytes, bytes]
 
@@ -86,6 +87,11 @@ _READ = (
     "ON e.originator_id = l.stream AND e.originator_version = l.position "
     "WHERE l.position > ? AND l.position <= ? ORDER BY l.position LIMIT ?"
 )
+_READ_STREAMS = (
+    "SELECT l.position, l.hash, e.state, l.stream FROM {s}kreplay_log l LEFT JOIN {s}stored_events e "
+    "ON e.originator_id = l.stream AND e.originator_version = l.position "
+    "WHERE l.position > ? AND l.position <= ? ORDER BY l.position LIMIT ?"
+)
 _STREAM = (
     "SELECT e.originator_version, e.state, l.hash, p.hash FROM {s}stored_events e "
     "LEFT JOIN {s}kreplay_log l ON l.position = e.originator_version "
@@ -125,8 +131,12 @@ class Backend:
     def meta(self) -> dict[str, bytes]:
         return {k: bytes(v) for k, v in self._fetchall("SELECT key, value FROM {s}kreplay_meta")}
 
-    def rows(self, after: int, upto: int, limit: int) -> list[Row]:
-        return [(p, bytes(h), None if s is None else bytes(s)) for p, h, s in self._fetchall(_READ, (after, upto, limit))]
+    def rows(self, after: int, upto: int, limit: int, streams: bool = False) -> list[Row]:
+        """A page of the log from `after`; `streams`: with each event's stream (a fold that
+        decodes only each object's latest version tells the objects apart by it)."""
+        if streams:
+            return [(p, bytes(h), None if s is None else bytes(s), k) for p, h, s, k in self._fetchall(_READ_STREAMS, (after, upto, limit))]
+        return [(p, bytes(h), None if s is None else bytes(s), None) for p, h, s in self._fetchall(_READ, (after, upto, limit))]
 
     def stream_rows(self, stream: uuid.UUID, upto: int) -> list[tuple[int, bytes, bytes | None, bytes | None]]:
         """(position, state, link, previous link) of each event in one stream, oldest first."""
