@@ -21,7 +21,7 @@ import msgspec
 
 from engine import commands as cmd
 from engine import events as ev
-from engine import faults
+from engine import faults, workqueue
 from engine import operations as op
 from engine.api.apiserver import ApiServer, Audit, audit_fields, plural_of
 from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
@@ -374,7 +374,7 @@ class Engine:
             if key not in released:
                 due = self.now + self.hop
                 if not any(d <= due for d in self.cluster.pending_timers(actor.name, key)):
-                    audit = Audit(by=actor.name, reason="pace", message="informer delay and request latency", trigger=trigger)
+                    audit = Audit(by=actor.name, reason=workqueue.PACE, message="informer delay and request latency", trigger=trigger)
                     self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
                 continue
             released.discard(key)
@@ -403,7 +403,7 @@ class Engine:
                         run.issue(command)
                         continue
                     if not any(d <= due for d in self.cluster.pending_timers(actor.name, key)):
-                        audit = Audit(by=actor.name, reason="pace", message=message, trigger=trigger)
+                        audit = Audit(by=actor.name, reason=workqueue.PACE, message=message, trigger=trigger)
                         self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
                     cut = True
                     run.unsent(commands[at:])
@@ -557,12 +557,30 @@ class Engine:
 
     def _set_timer(self, owner: str, command: cmd.SetTimer, audit: Audit) -> None:
         assert self.now is not None
-        if command.due <= self.now:
+        if command.due <= self.now:  # AddAfter with no delay is Add
             self.dirty[owner][command.key] = audit.trigger
             return
-        if (command.due, owner, command.key) in self.cluster.timer_set_at:  # the pending timers (a dict: no bisect)
+        cluster = self.cluster
+        if (command.due, owner, command.key) in cluster.timer_set_at:  # the pending timers (a dict: no bisect)
             return
+        if self._delaying_queue(owner, command.reason):
+            # the delaying queue's insert: a key waits once, at the earliest instant asked for
+            kept, replaced = workqueue.insert(cluster.waiting(owner, command.key), command.due)
+            if not kept:
+                return
+            for due in replaced:
+                message = (
+                    f"AddAfter({command.key}) at {_instant(command.due)} is sooner than its waiting wake-up at "
+                    f"{_instant(due)}: the delaying queue moves it earlier (insert)"
+                )
+                moved = Audit(by=owner, reason=workqueue.EARLIER_WAKEUP, message=message, trigger=audit.trigger)
+                self._record(ev.TimerCancelled, moved, owner=owner, key=command.key, due=due)
         self._record(ev.TimerSet, audit, owner=owner, key=command.key, due=command.due)
+
+    def _delaying_queue(self, owner: str, reason: str) -> bool:
+        """Is a timer of `owner` with this reason an AddAfter on its workqueue (engine.workqueue)?"""
+        actor = self.by_name.get(owner)
+        return reason not in workqueue.NOT_ADD_AFTER and getattr(actor, "delaying_queue", False)
 
     def _record(self, event_type: type[ev.Event], audit: Audit, **fields: Any) -> ev.Event:
         """Emit an event the loop itself records, with the deciding actor's audit fields."""
@@ -933,7 +951,7 @@ class SyncRun:
             f"RetryOnConflict (retry.DefaultBackoff): attempt {attempt} of {faults.DEFAULT_BACKOFF_STEPS} "
             f"refused with 409 Conflict, attempt {attempt + 1} after {_duration(delay)} (jitter left out)"
         )
-        timer = cmd.SetTimer(key=faults.retry_timer_key(self.key, attempt + 1), due=engine.now + delay, reason="retry-on-conflict", message=message)
+        timer = cmd.SetTimer(key=faults.retry_timer_key(self.key, attempt + 1), due=engine.now + delay, reason=workqueue.RETRY_ON_CONFLICT, message=message)
         engine._set_timer(name, timer, Audit(by=name, reason=timer.reason, message=message, trigger=refused.position))
         self.sleeping = True
 
@@ -1001,6 +1019,10 @@ class SyncRun:
             )
             timer_message = f"the rate-limited requeue of {key} (failure {failures + 1})"
         due = engine.now + delay
+        waiting = cluster.waiting(name, key) if engine._delaying_queue(name, reason) else []
+        if waiting and waiting[0] <= due:
+            # When(item) counted the failure; the AddAfter merges into the waiting entry
+            message += f"; {key} already waits until {_instant(waiting[0])}, which the delaying queue keeps (insert)"
         audit = Audit(by=name, reason=reason, message=message, trigger=refused.position)
         engine._record(ev.SyncFailed, audit, owner=name, key=key, failures=failures + 1, due=due)
         timer = Audit(by=name, reason=audit.reason, message=timer_message, trigger=refused.position)
@@ -1034,6 +1056,10 @@ def _refusal_event(client: str, verb: str, subresource: str, kind: str, name: st
 
 def _error_text(refused: ev.RequestRefused) -> str:
     return f"{refused.code} {refused.status_reason}: {refused.error}"
+
+
+def _instant(at: datetime) -> str:
+    return at.isoformat().replace("+00:00", "Z")
 
 
 def _duration(delta: timedelta) -> str:

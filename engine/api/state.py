@@ -38,6 +38,7 @@ from engine.faults import (
     matches,
     overall_bucket,
 )
+from engine.workqueue import PACE
 
 ObjectKey = tuple[str, str, str]  # kind, namespace, name
 CRD = "CustomResourceDefinition"
@@ -95,6 +96,9 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     buckets: list[tuple[str, str, int, str, datetime | None]] = msgspec.field(default_factory=list)
     # the pod statuses the kubelets keep after a refused status update (namespace, name, status)
     kept_statuses: list[tuple[str, str, PodStatus]] = msgspec.field(default_factory=list)
+    # the pending timers (due, owner, key) that are a paced controller's hop, not its
+    # workqueue's AddAfter (engine.workqueue.PACE)
+    pace_timers: list[tuple[datetime, str, str]] = msgspec.field(default_factory=list)
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -156,6 +160,9 @@ class Cluster:
         self.timer_set_at: dict[tuple[datetime, str, str], int] = {}
         self._timers: SortedList | None = None
         self.timer_dues: dict[tuple[str, str], set[datetime]] = {}  # (owner, key) -> pending dues
+        # the pending timers that are a paced controller's hop (reason `pace`): the delaying
+        # queue's one-wake-up-per-key rule leaves them out (engine.workqueue)
+        self.pace_timers: set[tuple[datetime, str, str]] = set()
         self.ready_at: dict[tuple[str, str], datetime] = {}
         self.backoffs: dict[str, tuple[float, datetime]] = {}
         # pod key -> (created, due) of the taint manager's scheduled eviction
@@ -257,6 +264,16 @@ class Cluster:
         """When `owner`'s timers for `key` are due (timer_set_at holds exactly the pending ones)."""
         return sorted(self.timer_dues.get((owner, key), ()))
 
+    def waiting(self, owner: str, key: str) -> list[datetime]:
+        """When `owner`'s delaying queue has `key` waiting: its pending timers for `key` but
+        the paced hops (engine.workqueue; at most one, the earliest, for an actor with a
+        delaying queue)."""
+        dues = self.timer_dues.get((owner, key))
+        if not dues:
+            return []
+        pace = self.pace_timers
+        return sorted(d for d in dues if not pace or (d, owner, key) not in pace)
+
     def next_timer(self) -> datetime | None:
         return self.timers[0][0] if self.timers else None
 
@@ -290,6 +307,7 @@ class Cluster:
                 failures=sorted((o, k, n) for (o, k), n in self.failures.items()),
                 buckets=[(o, *b.state()) for o, b in sorted(self.buckets.items()) if b.last is not None],
                 kept_statuses=[(ns, name, st) for (ns, name), st in sorted(self.kept_statuses.items(), key=lambda kv: kv[0])],
+                pace_timers=sorted(self.pace_timers),
             )
         )
 
@@ -318,6 +336,7 @@ class Cluster:
         cluster.failures = {(o, k): n for o, k, n in snap.failures}
         cluster.buckets = {o: TokenBucket.restore(rest) for o, *rest in snap.buckets}  # type: ignore[arg-type]
         cluster.kept_statuses = {(ns, name): st for ns, name, st in snap.kept_statuses}
+        cluster.pace_timers = {(d, o, k) for d, o, k in snap.pace_timers}
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -340,6 +359,8 @@ class Cluster:
                 self._timers.add(timer)
             self.timer_set_at[timer] = event.position
             _add(self.timer_dues, (event.owner, event.key), event.due)
+            if event.reason == PACE:
+                self.pace_timers.add(timer)
             if event.owner == "kubelet" and not event.key.startswith(STATUS_BATCH_PREFIX):
                 ns, _, name = event.key.partition("/")
                 self.ready_at[(ns, name)] = event.due
@@ -419,6 +440,8 @@ class Cluster:
         if self._timers is not None:
             self._timers.discard(timer)
         self.timer_set_at.pop(timer, None)
+        if self.pace_timers:
+            self.pace_timers.discard(timer)
         dues = self.timer_dues.get((owner, key))
         if dues is not None:
             dues.discard(due)

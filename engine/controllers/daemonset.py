@@ -126,6 +126,9 @@ class DaemonSetController(IndexedController):
     `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
 
     name = NAME
+    # dsc.queue: AddRateLimited after an error, enqueueDaemonSetAfter (AddAfter) for a failed
+    # pod's backoff and for minReadySeconds, all on one delaying queue (engine.workqueue)
+    delaying_queue = True
 
     def __init__(self, incremental: bool = True, check: bool = False) -> None:
         from engine.controllers.daemonset_index import DaemonSetIndex

@@ -40,6 +40,8 @@ DEPENDENTS = 1
 
 class GarbageCollector:
     name = "garbage-collector"
+    # attemptToDelete's AddRateLimited after an error: a delaying queue (engine.workqueue)
+    delaying_queue = True
 
     watches = None  # every event: any object may be an owner or a dependent
 

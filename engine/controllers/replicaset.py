@@ -462,6 +462,9 @@ class ReplicaSetController(IndexedController):
     `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
 
     name = NAME
+    # rsc.queue: AddRateLimited after an error, enqueueRSAfter / AddAfter for minReadySeconds,
+    # one delaying queue (engine.workqueue)
+    delaying_queue = True
 
     def __init__(self, incremental: bool = True, check: bool = False) -> None:
         from engine.controllers.replicaset_index import ReplicaSetIndex

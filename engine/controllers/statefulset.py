@@ -950,6 +950,9 @@ class StatefulSetController(IndexedController):
     # virtual time under --pace real (engine.loop.SyncRun._sleep), else at one instant
     status_update_retries = 3
     retry_on_conflict_only = True
+    # ssc.queue: AddRateLimited after an error, enqueueSSAfter (AddAfter) for minReadySeconds,
+    # one delaying queue (engine.workqueue); the RetryOnConflict sleeps are not on it
+    delaying_queue = True
 
     def __init__(self, incremental: bool = True, check: bool = False) -> None:
         from engine.controllers.statefulset_index import StatefulSetIndex
