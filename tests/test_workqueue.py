@@ -277,17 +277,23 @@ def test_a_requeue_sooner_than_a_min_ready_look_again_takes_its_place_and_the_sy
     assert engine.cluster.timers == []
 
 
-def test_a_controller_keeps_at_most_one_waiting_wake_up_per_key_in_the_faults_example():
-    """The faults example through its whole run: never two pending AddAfter timers of one key."""
+def replay_example(name: str) -> Engine:
     from pathlib import Path
 
     from replay.history import load_history
 
     engine = Engine()
-    pending: dict[tuple[str, str], set[datetime]] = {}
-    queues = {a.name for a in engine.controllers if getattr(a, "delaying_queue", False)}
-    engine.run(load_history(Path(__file__).parent.parent / "examples" / "faults-daemonset.jsonl"))
+    engine.run(load_history(Path(__file__).parent.parent / "examples" / name))
     engine.finish()
+    return engine
+
+
+@pytest.mark.parametrize("example", ["faults-daemonset.jsonl", "web-app-deployment.jsonl", "nginx-statefulset.jsonl", "fluentd-daemonset.jsonl"])
+def test_a_controller_keeps_at_most_one_waiting_wake_up_per_key_in_the_examples(example: str):
+    """Through each example's whole run: never two pending AddAfter timers of one key."""
+    engine = replay_example(example)
+    queues = {a.name for a in engine.controllers if getattr(a, "delaying_queue", False)}
+    pending: dict[tuple[str, str], set[datetime]] = {}
     for e in engine.events:
         if isinstance(e, ev.TimerSet) and e.owner in queues and e.reason != PACE:
             pending.setdefault((e.owner, e.key), set()).add(e.due)
@@ -296,3 +302,15 @@ def test_a_controller_keeps_at_most_one_waiting_wake_up_per_key_in_the_faults_ex
             pending.get((e.owner, e.key), set()).discard(e.at)
         elif isinstance(e, ev.TimerCancelled):
             pending.get((e.owner, e.key), set()).discard(e.due)
+
+
+def test_a_rollout_waits_once_for_its_progress_deadline_the_first_look_again_it_asked_for():
+    """requeueStuckDeployment enqueueAfter's the Deployment at each sync while its rollout
+    progresses; the delaying queue keeps the first instant (10 minutes and a second after the
+    rollout's first Progressing update), and the finished rollout cancels that one wait."""
+    engine = replay_example("web-app-deployment.jsonl")
+    mine = [e for e in engine.events if getattr(e, "owner", "") == "deployment-controller"]
+    set_ = [(e.at.strftime("%H:%M:%S"), e.due.strftime("%H:%M:%S")) for e in mine if isinstance(e, ev.TimerSet)]
+    assert set_ == [("10:01:00", "10:11:01"), ("10:05:00", "10:15:01"), ("10:10:00", "10:20:01"), ("10:15:00", "10:25:01")]
+    cancelled = [(e.at.strftime("%H:%M:%S"), e.due.strftime("%H:%M:%S")) for e in mine if isinstance(e, ev.TimerCancelled)]
+    assert cancelled == [("10:01:10", "10:11:01"), ("10:05:30", "10:15:01"), ("10:10:30", "10:20:01")]

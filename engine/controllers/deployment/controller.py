@@ -50,6 +50,9 @@ class DeploymentController:
     name = NAME
     # handleErr: a key that failed this many times is forgotten and dropped from the queue
     max_retries = 15
+    # dc.queue: AddRateLimited after an error (enqueueRateLimited), requeueStuckDeployment's
+    # enqueueAfter for the progress deadline, one delaying queue (engine.workqueue)
+    delaying_queue = True
 
     def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], refused: ev.RequestRefused) -> list[cmd.Command]:
         """getNewReplicaSet when the create of the new ReplicaSet failed: with a progress
