@@ -32,6 +32,9 @@ from engine.api.state import Cluster
 MAX_PASSES_PER_INSTANT = 10_000
 LIVELOCK_WINDOW = 8  # the passes a Livelock error sums up
 DEFAULT_SETTLE_LIMIT = timedelta(hours=1)
+# kube-controller-manager's informer resync: ResyncPeriod is --min-resync-period (12h) times a
+# random factor in [1, 2); the engine takes the factor 1 (virtual time stays deterministic)
+RESYNC_PERIOD = timedelta(hours=12)
 
 
 class Controller(Protocol):
@@ -159,6 +162,7 @@ class Engine:
         settle_limit: timedelta = DEFAULT_SETTLE_LIMIT,
         kubernetes_version: str | None = None,
         pacing: ev.Pacing | None = None,
+        resync_period: timedelta | None = RESYNC_PERIOD,
     ) -> None:
         if controllers is None:
             from engine.actors import default_actors
@@ -177,6 +181,8 @@ class Engine:
         # it elsewhere follows events the actors never saw
         self.seen = self.cluster.position
         self.settle_limit = settle_limit
+        # the informers' periodic resync (None: never); see `_resync`
+        self.resync_period = resync_period
         # the release to imitate, recorded (ClusterConfigured) before this engine's first
         # operation if the cluster has another, or none (then the default); None: keep it
         self.kubernetes_version = kubernetes_version
@@ -276,14 +282,49 @@ class Engine:
     # --- time ----------------------------------------------------------------------------------
 
     def advance_to(self, at: datetime) -> None:
-        """Fire every timer due by `at`, each at its own instant, then move the clock to `at`."""
+        """Fire every timer due by `at`, each at its own instant, and the informers' resyncs
+        on the way, then move the clock to `at`."""
         while True:
             due = self.cluster.next_timer()
+            if self._resync_before(due if due is not None and due <= at else at):
+                continue
             if due is None or due > at:
                 break
             self._fire(due)
         if self.now is None or at > self.now:
             self.now = at
+
+    def _resync_before(self, until: datetime) -> bool:
+        """If the informers resync at or before `until` (virtual time passes their instant on its
+        way to a timer or an operation there), do it; whether they did."""
+        if self.resync_period is None:
+            return False
+        when = self.cluster.next_resync(self.resync_period)
+        if when is None or when > until:
+            return False
+        self._resync(when)
+        return True
+
+    def _resync(self, when: datetime) -> None:
+        """The shared informers' resync: every informer delivers UpdateFunc(old, cur) with equal
+        objects; the actors' keys_for say which handlers enqueue."""
+        assert self.resync_period is not None
+        if self.now is None or when > self.now:
+            self.now = when
+        period = self.resync_period
+        self._emit(
+            ev.InformersResynced,
+            period_seconds=period // timedelta(seconds=1),
+            by="kube-controller-manager",
+            reason="resync",
+            message=(
+                f"the shared informers resync (ResyncPeriod {period}): UpdateFunc(old, cur) with unchanged "
+                "objects; the DaemonSet, ReplicaSet, StatefulSet and Deployment handlers enqueue every workload"
+            ),
+        )
+        self.settle()
+        if self.at_rest is not None:
+            self.at_rest()
 
     def _fire(self, due: datetime) -> None:
         if self.now is None or due > self.now:
@@ -642,7 +683,8 @@ class Engine:
         if bound is None:
             bound = self.now + self.settle_limit
         while (due := self.cluster.next_timer()) is not None and due <= bound:
-            self._fire(due)
+            if not self._resync_before(due):
+                self._fire(due)
         due = self.cluster.next_timer()
         return Settled(
             at_rest=due is None, now=self.now, next_timer=due, pending=len(self.cluster.timers)

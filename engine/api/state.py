@@ -9,7 +9,7 @@ scanning the whole cluster.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import Any
 
@@ -99,6 +99,9 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     # the pending timers (due, owner, key) that are a paced controller's hop, not its
     # workqueue's AddAfter (engine.workqueue.PACE)
     pace_timers: list[tuple[datetime, str, str]] = msgspec.field(default_factory=list)
+    # the first event's instant (kube-controller-manager's start) and the last informer resync
+    started: datetime | None = None
+    resynced: datetime | None = None
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -163,6 +166,10 @@ class Cluster:
         # the pending timers that are a paced controller's hop (reason `pace`): the delaying
         # queue's one-wake-up-per-key rule leaves them out (engine.workqueue)
         self.pace_timers: set[tuple[datetime, str, str]] = set()
+        # when the log began (the controllers' informers started) and last resynced
+        # (InformersResynced): the next resync is a ResyncPeriod after the later
+        self.started: datetime | None = None
+        self.resynced: datetime | None = None
         self.ready_at: dict[tuple[str, str], datetime] = {}
         self.backoffs: dict[str, tuple[float, datetime]] = {}
         # pod key -> (created, due) of the taint manager's scheduled eviction
@@ -274,6 +281,12 @@ class Cluster:
         pace = self.pace_timers
         return sorted(d for d in dues if not pace or (d, owner, key) not in pace)
 
+    def next_resync(self, period: timedelta) -> datetime | None:
+        """When the informers resync next: a period after the last resync, or after the log
+        began (None before any event)."""
+        last = self.resynced or self.started
+        return last + period if last is not None else None
+
     def next_timer(self) -> datetime | None:
         return self.timers[0][0] if self.timers else None
 
@@ -308,6 +321,8 @@ class Cluster:
                 buckets=[(o, *b.state()) for o, b in sorted(self.buckets.items()) if b.last is not None],
                 kept_statuses=[(ns, name, st) for (ns, name), st in sorted(self.kept_statuses.items(), key=lambda kv: kv[0])],
                 pace_timers=sorted(self.pace_timers),
+                started=self.started,
+                resynced=self.resynced,
             )
         )
 
@@ -337,6 +352,8 @@ class Cluster:
         cluster.buckets = {o: TokenBucket.restore(rest) for o, *rest in snap.buckets}  # type: ignore[arg-type]
         cluster.kept_statuses = {(ns, name): st for ns, name, st in snap.kept_statuses}
         cluster.pace_timers = {(d, o, k) for d, o, k in snap.pace_timers}
+        cluster.started = snap.started
+        cluster.resynced = snap.resynced
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -346,6 +363,8 @@ class Cluster:
             raise ValueError(f"event {event.position} is not after {self.position}")
         self.position = event.position
         self.now = event.at
+        if self.started is None:
+            self.started = event.at
         if self.pace_buckets and not event.line and event.by in self.pace_buckets and isinstance(event, ev.ObjectEvent | ev.ObjectDeleted):
             self.pace_buckets[event.by].spend(event.at)  # a paced controller's write: one token
         # branches by frequency (the types are disjoint): objects, then the timers
@@ -391,6 +410,8 @@ class Cluster:
             self.evictions.pop(event.key, None)
         elif isinstance(event, ev.NodeHeartbeatsStopped):
             self.silent_nodes[event.node] = event.at
+        elif isinstance(event, ev.InformersResynced):
+            self.resynced = event.at
         elif isinstance(event, ev.NodeHeartbeatsResumed):
             self.silent_nodes.pop(event.node, None)
         elif isinstance(event, ev.FaultInjected):

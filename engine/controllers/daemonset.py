@@ -42,6 +42,7 @@ from engine.controllers.ownership import (
     controller_keys,
     owner_ref_to,
     resolve_controller_ref,
+    workload_keys,
 )
 from engine.controllers.revisions import (
     HASH_LABEL,
@@ -137,9 +138,11 @@ class DaemonSetController(IndexedController):
         self.check = check
         self.expectations: ControllerExpectations = ControllerExpectations()  # dsc.expectations
 
-    watches = frozenset({"DaemonSet", "Node", "Pod", "ControllerRevision"})  # the loop routes it these kinds' events alone
+    watches = frozenset({"DaemonSet", "Node", "Pod", "ControllerRevision", "InformersResynced"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.InformersResynced):  # updateDaemonset enqueues; the others compare RVs
+            return workload_keys(cluster, "DaemonSet")
         if self.index is not None:
             self.index.observe(event, cluster, before)
         self._observe(event, cluster)

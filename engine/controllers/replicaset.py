@@ -60,6 +60,7 @@ from engine.controllers.ownership import (
     controller_ref,
     owner_ref_to,
     resolve_controller_ref,
+    workload_keys,
 )
 
 NAME = "replicaset-controller"
@@ -473,9 +474,11 @@ class ReplicaSetController(IndexedController):
         self.check = check
         self.expectations: UIDTrackingControllerExpectations = UIDTrackingControllerExpectations()
 
-    watches = frozenset({"ReplicaSet", "Pod"})  # the loop routes it these kinds' events alone
+    watches = frozenset({"ReplicaSet", "Pod", "InformersResynced"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.InformersResynced):  # updateRS enqueues; updatePod compares RVs
+            return workload_keys(cluster, "ReplicaSet")
         if self.index is not None:
             self.index.observe(event, cluster, before)
         self._observe(event, cluster, before)

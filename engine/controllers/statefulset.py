@@ -55,6 +55,7 @@ from engine.controllers.ownership import (
     controller_keys,
     controller_ref,
     owner_ref_to,
+    workload_keys,
 )
 
 NAME = "statefulset-controller"
@@ -960,9 +961,11 @@ class StatefulSetController(IndexedController):
         self.index = StatefulSetIndex() if incremental or check else None
         self.check = check
 
-    watches = frozenset({"StatefulSet", "Pod", "PersistentVolumeClaim"})  # the loop routes it these kinds' events alone
+    watches = frozenset({"StatefulSet", "Pod", "PersistentVolumeClaim", "InformersResynced"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.InformersResynced):  # the set's UpdateFunc enqueues; updatePod compares RVs
+            return workload_keys(cluster, "StatefulSet")
         if self.index is not None:
             self.index.observe(event, cluster, before)
         if isinstance(event, ev.ObjectEvent):
