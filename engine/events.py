@@ -164,6 +164,16 @@ class ClockAdvanced(Event, kw_only=True):
     """Virtual time moved to `at` with no other change (an `advance` operation)."""
 
 
+class InformersResynced(Event, kw_only=True):
+    """kube-controller-manager's shared informers resynced (every ResyncPeriod): each delivered
+    UpdateFunc(old, cur) with cur equal to old for every object in its cache. The workload
+    controllers' own-kind handlers (updateDaemonset, updateRS, the StatefulSet's, updateDeployment)
+    enqueue every workload; the pod, node, revision and ReplicaSet-of-a-Deployment handlers
+    return on equal resourceVersions."""
+
+    period_seconds: int
+
+
 class TimerSet(Event, kw_only=True):
     """`owner` asked to look at `key` again at `due` (requeue as data)."""
 
@@ -327,6 +337,7 @@ AnyEvent = (
     | ClusterConfigured
     | PacingConfigured
     | ClockAdvanced
+    | InformersResynced
     | TimerSet
     | TimerFired
     | TimerCancelled

@@ -183,11 +183,13 @@ def matches(fault: ApiFault, client: str | tuple[str, ...], verb: str, subresour
     )
 
 
-def item_exponential_delay(failures: int) -> timedelta:
-    """ItemExponentialFailureRateLimiter.When: baseDelay * 2^(failures so far), at most maxDelay."""
-    if failures >= 40:  # 5ms * 2^40 is far past the cap (and past what timedelta holds)
-        return ITEM_MAX_DELAY
-    return min(ITEM_BASE_DELAY * (2**failures), ITEM_MAX_DELAY)
+def item_exponential_delay(failures: int, base: timedelta = ITEM_BASE_DELAY, cap: timedelta = ITEM_MAX_DELAY) -> timedelta:
+    """ItemExponentialFailureRateLimiter.When: baseDelay * 2^(failures so far), at most maxDelay
+    (DefaultControllerRateLimiter's 5ms and 1000s unless given)."""
+    if failures >= 64:  # 1us * 2^64 is past any timedelta (upstream: backoff > math.MaxInt64)
+        return cap
+    micros = (base // timedelta(microseconds=1)) * 2**failures
+    return cap if micros > cap // timedelta(microseconds=1) else timedelta(microseconds=micros)
 
 
 def overall_bucket() -> TokenBucket:

@@ -21,7 +21,7 @@ import msgspec
 
 from engine import commands as cmd
 from engine import events as ev
-from engine import faults
+from engine import faults, workqueue
 from engine import operations as op
 from engine.api.apiserver import ApiServer, Audit, audit_fields, plural_of
 from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
@@ -32,6 +32,9 @@ from engine.api.state import Cluster
 MAX_PASSES_PER_INSTANT = 10_000
 LIVELOCK_WINDOW = 8  # the passes a Livelock error sums up
 DEFAULT_SETTLE_LIMIT = timedelta(hours=1)
+# kube-controller-manager's informer resync: ResyncPeriod is --min-resync-period (12h) times a
+# random factor in [1, 2); the engine takes the factor 1 (virtual time stays deterministic)
+RESYNC_PERIOD = timedelta(hours=12)
 
 
 class Controller(Protocol):
@@ -159,6 +162,7 @@ class Engine:
         settle_limit: timedelta = DEFAULT_SETTLE_LIMIT,
         kubernetes_version: str | None = None,
         pacing: ev.Pacing | None = None,
+        resync_period: timedelta | None = RESYNC_PERIOD,
     ) -> None:
         if controllers is None:
             from engine.actors import default_actors
@@ -177,6 +181,8 @@ class Engine:
         # it elsewhere follows events the actors never saw
         self.seen = self.cluster.position
         self.settle_limit = settle_limit
+        # the informers' periodic resync (None: never); see `_resync`
+        self.resync_period = resync_period
         # the release to imitate, recorded (ClusterConfigured) before this engine's first
         # operation if the cluster has another, or none (then the default); None: keep it
         self.kubernetes_version = kubernetes_version
@@ -277,14 +283,49 @@ class Engine:
     # --- time ----------------------------------------------------------------------------------
 
     def advance_to(self, at: datetime) -> None:
-        """Fire every timer due by `at`, each at its own instant, then move the clock to `at`."""
+        """Fire every timer due by `at`, each at its own instant, and the informers' resyncs
+        on the way, then move the clock to `at`."""
         while True:
             due = self.cluster.next_timer()
+            if self._resync_before(due if due is not None and due <= at else at):
+                continue
             if due is None or due > at:
                 break
             self._fire(due)
         if self.now is None or at > self.now:
             self.now = at
+
+    def _resync_before(self, until: datetime) -> bool:
+        """If the informers resync at or before `until` (virtual time passes their instant on its
+        way to a timer or an operation there), do it; whether they did."""
+        if self.resync_period is None:
+            return False
+        when = self.cluster.next_resync(self.resync_period)
+        if when is None or when > until:
+            return False
+        self._resync(when)
+        return True
+
+    def _resync(self, when: datetime) -> None:
+        """The shared informers' resync: every informer delivers UpdateFunc(old, cur) with equal
+        objects; the actors' keys_for say which handlers enqueue."""
+        assert self.resync_period is not None
+        if self.now is None or when > self.now:
+            self.now = when
+        period = self.resync_period
+        self._emit(
+            ev.InformersResynced,
+            period_seconds=period // timedelta(seconds=1),
+            by="kube-controller-manager",
+            reason="resync",
+            message=(
+                f"the shared informers resync (ResyncPeriod {period}): UpdateFunc(old, cur) with unchanged "
+                "objects; the DaemonSet, ReplicaSet, StatefulSet and Deployment handlers enqueue every workload"
+            ),
+        )
+        self.settle()
+        if self.at_rest is not None:
+            self.at_rest()
 
     def _fire(self, due: datetime) -> None:
         if self.now is None or due > self.now:
@@ -375,7 +416,7 @@ class Engine:
             if key not in released:
                 due = self.now + self.hop
                 if not any(d <= due for d in self.cluster.pending_timers(actor.name, key)):
-                    audit = Audit(by=actor.name, reason="pace", message="informer delay and request latency", trigger=trigger)
+                    audit = Audit(by=actor.name, reason=workqueue.PACE, message="informer delay and request latency", trigger=trigger)
                     self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
                 continue
             released.discard(key)
@@ -404,7 +445,7 @@ class Engine:
                         run.issue(command)
                         continue
                     if not any(d <= due for d in self.cluster.pending_timers(actor.name, key)):
-                        audit = Audit(by=actor.name, reason="pace", message=message, trigger=trigger)
+                        audit = Audit(by=actor.name, reason=workqueue.PACE, message=message, trigger=trigger)
                         self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
                     cut = True
                     run.unsent(commands[at:])
@@ -568,12 +609,30 @@ class Engine:
 
     def _set_timer(self, owner: str, command: cmd.SetTimer, audit: Audit) -> None:
         assert self.now is not None
-        if command.due <= self.now:
+        if command.due <= self.now:  # AddAfter with no delay is Add
             self.dirty[owner][command.key] = audit.trigger
             return
-        if (command.due, owner, command.key) in self.cluster.timer_set_at:  # the pending timers (a dict: no bisect)
+        cluster = self.cluster
+        if (command.due, owner, command.key) in cluster.timer_set_at:  # the pending timers (a dict: no bisect)
             return
+        if self._delaying_queue(owner, command.reason):
+            # the delaying queue's insert: a key waits once, at the earliest instant asked for
+            kept, replaced = workqueue.insert(cluster.waiting(owner, command.key), command.due)
+            if not kept:
+                return
+            for due in replaced:
+                message = (
+                    f"AddAfter({command.key}) at {_instant(command.due)} is sooner than its waiting wake-up at "
+                    f"{_instant(due)}: the delaying queue moves it earlier (insert)"
+                )
+                moved = Audit(by=owner, reason=workqueue.EARLIER_WAKEUP, message=message, trigger=audit.trigger)
+                self._record(ev.TimerCancelled, moved, owner=owner, key=command.key, due=due)
         self._record(ev.TimerSet, audit, owner=owner, key=command.key, due=command.due)
+
+    def _delaying_queue(self, owner: str, reason: str) -> bool:
+        """Is a timer of `owner` with this reason an AddAfter on its workqueue (engine.workqueue)?"""
+        actor = self.by_name.get(owner)
+        return reason not in workqueue.NOT_ADD_AFTER and getattr(actor, "delaying_queue", False)
 
     def _record(self, event_type: type[ev.Event], audit: Audit, **fields: Any) -> ev.Event:
         """Emit an event the loop itself records, with the deciding actor's audit fields."""
@@ -635,7 +694,8 @@ class Engine:
         if bound is None:
             bound = self.now + self.settle_limit
         while (due := self.cluster.next_timer()) is not None and due <= bound:
-            self._fire(due)
+            if not self._resync_before(due):
+                self._fire(due)
         due = self.cluster.next_timer()
         return Settled(
             at_rest=due is None, now=self.now, next_timer=due, pending=len(self.cluster.timers)
@@ -984,7 +1044,7 @@ class SyncRun:
             f"RetryOnConflict (retry.DefaultBackoff): attempt {attempt} of {faults.DEFAULT_BACKOFF_STEPS} "
             f"refused with 409 Conflict, attempt {attempt + 1} after {_duration(delay)} (jitter left out)"
         )
-        timer = cmd.SetTimer(key=faults.retry_timer_key(self.key, attempt + 1), due=engine.now + delay, reason="retry-on-conflict", message=message)
+        timer = cmd.SetTimer(key=faults.retry_timer_key(self.key, attempt + 1), due=engine.now + delay, reason=workqueue.RETRY_ON_CONFLICT, message=message)
         engine._set_timer(name, timer, Audit(by=name, reason=timer.reason, message=message, trigger=refused.position))
         self.sleeping = True
 
@@ -1067,6 +1127,10 @@ class SyncRun:
             )
             timer_message = f"the rate-limited requeue of {key} (failure {failures + 1})"
         due = engine.now + delay
+        waiting = cluster.waiting(name, key) if engine._delaying_queue(name, reason) else []
+        if waiting and waiting[0] <= due:
+            # When(item) counted the failure; the AddAfter merges into the waiting entry
+            message += f"; {key} already waits until {_instant(waiting[0])}, which the delaying queue keeps (insert)"
         audit = Audit(by=name, reason=reason, message=message, trigger=refused.position)
         engine._record(ev.SyncFailed, audit, owner=name, key=key, failures=failures + 1, due=due)
         timer = Audit(by=name, reason=audit.reason, message=timer_message, trigger=refused.position)
@@ -1100,6 +1164,10 @@ def _refusal_event(client: str, verb: str, subresource: str, kind: str, name: st
 
 def _error_text(refused: ev.RequestRefused) -> str:
     return f"{refused.code} {refused.status_reason}: {refused.error}"
+
+
+def _instant(at: datetime) -> str:
+    return at.isoformat().replace("+00:00", "Z")
 
 
 def _duration(delta: timedelta) -> str:

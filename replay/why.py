@@ -25,6 +25,7 @@ VERBS = {
     "ClusterConfigured": "Kubernetes version chosen",
     "PacingConfigured": "real-cluster pacing chosen",
     "ClockAdvanced": "clock advanced",
+    "InformersResynced": "informers resynced",
     "TimerSet": "timer set",
     "TimerFired": "timer fired",
     "TimerCancelled": "timer cancelled",

@@ -958,46 +958,41 @@ def test_the_machine_excuses_the_readiness_ranked_deletion_and_nothing_else(_: N
 @given(st.none())
 def test_a_pod_available_before_its_min_ready_wakeup_leaves_the_replica_set_status_stale_for_up_to_a_second(_: None) -> None:
     """Found by this machine (seed 3, narrowed in invariant 6): with minReadySeconds, a ReplicaSet
-    sync wakes after a ready pod becomes available, not at that instant. A rate-limited requeue
-    left over from refused status writes (AddRateLimited's 5 ms * 2^n, which Forget does not
-    cancel) fires at +9.85 s and creates a pod, Ready at once; the API server stores its Ready
-    transition as +9 s (whole seconds), so it is available from +14 s, and the sync at +9.85 s
-    (every replica ready) requeues itself after minReadySeconds, to +14.85 s (syncReplicaSet's
-    AddAfter, earlier than updatePod's +1s at +15 s). So at +14.5 s (whole-second steps only meet
-    this with such fractional times) a fresh `syncReplicaSet` would write availableReplicas 2. Not
-    a fault left over nor an expectation: the status catches up at the wake-up. (The sync at +10 s
-    adds a wake-up at +15 s, which upstream's delaying queue, keeping a key's earliest, drops: the
-    engine keeps every timer, and that one fires to no effect.)"""
+    sync wakes after a ready pod becomes available, not at that instant. Its pod create is refused
+    twice at +4 s (the sync, then the one its own status write wakes), so the pod comes at the
+    rate-limited requeue, +4.005 s (one wake-up for both refusals: the delaying queue keeps the
+    earliest), Ready at once. The API server stores its Ready transition as +4 s (whole seconds),
+    so it is available from just after +9 s (availability is a strict `<`); the sync at +4.005 s
+    (every replica ready) requeues itself after minReadySeconds, to +9.005 s (syncReplicaSet's
+    AddAfter, earlier than updatePod's +1s from +4.005 s at +10.005 s). So at +9.0025 s (only
+    fractional times meet this) a fresh `syncReplicaSet` would write availableReplicas 1. Not a
+    fault left over nor an expectation: the status catches up at the wake-up."""
     machine = DeploymentMachine()
 
-    def d(count: int, fenceposts: tuple[int, int], min_ready: int, hold: bool) -> Deployment:
-        return deployment(image="web:1", count=count, strategy="RollingUpdate", fenceposts=fenceposts, min_ready_seconds=min_ready,
-                          progress_deadline=None, history_limit=0, hold=hold)
+    def d(count: int) -> Deployment:
+        return deployment(image="web:1", count=count, strategy="RollingUpdate", fenceposts=(1, 0), min_ready_seconds=5,
+                          progress_deadline=None, history_limit=0, hold=False)
 
-    machine.start(ready_after=0.0, d=d(0, (1, 0), 0, False))
+    machine.start(ready_after=0.0, d=d(0))
     for _ in range(4):
         machine.advance(seconds=1)
-    machine.apply_deployment(d=d(1, (1, 0), 0, True))
-    machine.run(op.Delete(at=machine.now, kind="Pod", namespace=NS, name=machine.pods()[0].metadata.name))
-    machine.inject_fault(after=0, code=403, count=1, request=(NAME, "create", "", "ReplicaSet"), seconds=1, written=False)
-    machine.inject_fault(after=0, code=403, count=None, request=(RS_NAME, "update", "status", "ReplicaSet"), seconds=1, written=False)
-    machine.run(op.Delete(at=machine.now, kind="Pod", namespace=NS, name=machine.pods()[0].metadata.name))
-    machine.apply_deployment(d=d(2, (0, 1), 5, False))
-    machine.advance(seconds=10)  # +14 s: not yet available (availability is a strict `<`)
-    machine.now += timedelta(seconds=0.5)
-    machine.run(op.Advance(at=machine.now))  # +14.5 s: invariant 6 excuses the stale availability, and says so
+    machine.inject_fault(after=0, code=403, count=2, request=(RS_NAME, "create", "", "Pod"), seconds=1, written=False)
+    machine.apply_deployment(d=d(1))
+    machine.advance(seconds=5)  # +9 s: not yet available (availability is a strict `<`)
+    machine.now += timedelta(seconds=0.0025)
+    machine.run(op.Advance(at=machine.now))  # +9.0025 s: invariant 6 excuses the stale availability, and says so
     web = the_deployment(machine.cluster)
     assert web is not None
     new = find_new_replica_set(web, owned_rss(machine.cluster, web))
-    assert new is not None and (new.status.ready_replicas, new.status.available_replicas) == (2, 1)
+    assert new is not None and (new.status.ready_replicas, new.status.available_replicas) == (1, 0)
     assert [w for w in machine.waiting_for_availability if new.metadata.name in w], machine.waiting_for_availability
     wake = machine.cluster.pending_timers(RS_NAME, f"{NS}/{new.metadata.name}")
-    assert wake[0] == T0 + timedelta(seconds=14.85), wake
+    assert wake == [T0 + timedelta(seconds=9.005)], wake
     machine.waiting_for_availability.clear()
-    machine.now += timedelta(seconds=0.5)
-    machine.run(op.Advance(at=machine.now))  # +15 s: past the wake-up, nothing is excused
+    machine.now += timedelta(seconds=0.9975)
+    machine.run(op.Advance(at=machine.now))  # +10 s: past the wake-up, nothing is excused
     new = machine.cluster.get("ReplicaSet", NS, new.metadata.name)
-    assert isinstance(new, ReplicaSet) and new.status.available_replicas == 2
+    assert isinstance(new, ReplicaSet) and new.status.available_replicas == 1
     assert not machine.waiting_for_availability
     assert not machine.violations, machine.violations
 
@@ -1080,7 +1075,9 @@ def test_a_recreate_deployment_stuck_in_a_scaling_event_lets_both_replica_sets_r
     machine.run_to_rest()
     assert not machine.violations, machine.violations
     created = [(image_of(e.object), (e.at - T0).total_seconds()) for e in seen if isinstance(e, ev.ObjectCreated) and isinstance(e.object, Pod)]
-    assert created[-2:] == [("web:1", 1.705), ("web:3", 1.705)], created
+    # the first rate-limited requeues after the fault's end at +1 s (each key waits once, at its
+    # earliest requeue: 1.265 s)
+    assert created[-2:] == [("web:1", 1.265), ("web:3", 1.265)], created
     web = the_deployment(machine.cluster)
     assert web is not None and [replicas(r) for r in owned_rss(machine.cluster, web)] == [1, 1]
     assert stuck_in_scaling_event(web, owned_rss(machine.cluster, web)).startswith("Recreate with 2 active replica sets")

@@ -9,7 +9,7 @@ scanning the whole cluster.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import Any
 
@@ -41,6 +41,7 @@ from engine.faults import (
     matches,
     overall_bucket,
 )
+from engine.workqueue import PACE
 
 ObjectKey = tuple[str, str, str]  # kind, namespace, name
 CRD = "CustomResourceDefinition"
@@ -133,6 +134,12 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     terminating_since: list[tuple[str, str, datetime]] = msgspec.field(default_factory=list)
     # when each Ready pod that turned Ready at a sub-second instant did (namespace, name, at)
     ready_seen: list[tuple[str, str, datetime]] = msgspec.field(default_factory=list)
+    # the pending timers (due, owner, key) that are a paced controller's hop, not its
+    # workqueue's AddAfter (engine.workqueue.PACE)
+    pace_timers: list[tuple[datetime, str, str]] = msgspec.field(default_factory=list)
+    # the first event's instant (kube-controller-manager's start) and the last informer resync
+    started: datetime | None = None
+    resynced: datetime | None = None
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder(order="deterministic")
@@ -202,6 +209,13 @@ class Cluster:
         self.timer_set_at: dict[tuple[datetime, str, str], int] = {}
         self._timers: SortedList | None = None
         self.timer_dues: dict[tuple[str, str], set[datetime]] = {}  # (owner, key) -> pending dues
+        # the pending timers that are a paced controller's hop (reason `pace`): the delaying
+        # queue's one-wake-up-per-key rule leaves them out (engine.workqueue)
+        self.pace_timers: set[tuple[datetime, str, str]] = set()
+        # when the log began (the controllers' informers started) and last resynced
+        # (InformersResynced): the next resync is a ResyncPeriod after the later
+        self.started: datetime | None = None
+        self.resynced: datetime | None = None
         self.ready_at: dict[tuple[str, str], datetime] = {}
         self.backoffs: dict[str, tuple[float, datetime]] = {}
         # pod key -> (created, due) of the taint manager's scheduled eviction
@@ -321,6 +335,21 @@ class Cluster:
         """Did a sync of `key` fail with its requeue still to come (a SyncFailed due after `now`)?"""
         due = self.requeues.get((owner, key))
         return due is not None and due > now
+    def waiting(self, owner: str, key: str) -> list[datetime]:
+        """When `owner`'s delaying queue has `key` waiting: its pending timers for `key` but
+        the paced hops (engine.workqueue; at most one, the earliest, for an actor with a
+        delaying queue)."""
+        dues = self.timer_dues.get((owner, key))
+        if not dues:
+            return []
+        pace = self.pace_timers
+        return sorted(d for d in dues if not pace or (d, owner, key) not in pace)
+
+    def next_resync(self, period: timedelta) -> datetime | None:
+        """When the informers resync next: a period after the last resync, or after the log
+        began (None before any event)."""
+        last = self.resynced or self.started
+        return last + period if last is not None else None
 
     def next_timer(self) -> datetime | None:
         return self.timers[0][0] if self.timers else None
@@ -359,6 +388,9 @@ class Cluster:
                 abandoned_evictions=[(k, n, list(t), list(tol)) for k, (n, t, tol) in sorted(self.abandoned_evictions.items(), key=lambda kv: kv[0])],
                 terminating_since=sorted((ns, name, at) for (ns, name), at in self.terminating_since.items()),
                 ready_seen=sorted((ns, name, at) for (ns, name), at in self.ready_seen.items()),
+                pace_timers=sorted(self.pace_timers),
+                started=self.started,
+                resynced=self.resynced,
             )
         )
 
@@ -391,6 +423,9 @@ class Cluster:
         cluster.abandoned_evictions = {k: (n, tuple(t), tuple(tol)) for k, n, t, tol in snap.abandoned_evictions}
         cluster.terminating_since = {(ns, name): at for ns, name, at in snap.terminating_since}
         cluster.ready_seen = {(ns, name): at for ns, name, at in snap.ready_seen}
+        cluster.pace_timers = {(d, o, k) for d, o, k in snap.pace_timers}
+        cluster.started = snap.started
+        cluster.resynced = snap.resynced
         return cluster
 
     # --- the fold ----------------------------------------------------------------------------
@@ -400,6 +435,8 @@ class Cluster:
             raise ValueError(f"event {event.position} is not after {self.position}")
         self.position = event.position
         self.now = event.at
+        if self.started is None:
+            self.started = event.at
         if self.pace_buckets and not event.line and event.by in self.pace_buckets and isinstance(event, ev.ObjectEvent | ev.ObjectDeleted):
             self.pace_buckets[event.by].spend(event.at)  # a paced controller's write: one token
         # branches by frequency (the types are disjoint): objects, then the timers
@@ -417,6 +454,8 @@ class Cluster:
                 self._timers.add(timer)
             self.timer_set_at[timer] = event.position
             _add(self.timer_dues, (event.owner, event.key), event.due)
+            if event.reason == PACE:
+                self.pace_timers.add(timer)
             if event.owner == "kubelet" and not event.key.startswith(STATUS_BATCH_PREFIX):
                 ns, _, name = event.key.partition("/")
                 self.ready_at[(ns, name)] = event.due
@@ -452,6 +491,8 @@ class Cluster:
             self.abandoned_evictions[event.key] = (event.node, tuple(event.taints), tuple(event.tolerations))
         elif isinstance(event, ev.NodeHeartbeatsStopped):
             self.silent_nodes[event.node] = event.at
+        elif isinstance(event, ev.InformersResynced):
+            self.resynced = event.at
         elif isinstance(event, ev.NodeHeartbeatsResumed):
             self.silent_nodes.pop(event.node, None)
         elif isinstance(event, ev.FaultInjected):
@@ -588,6 +629,8 @@ class Cluster:
         if self._timers is not None:
             self._timers.discard(timer)
         self.timer_set_at.pop(timer, None)
+        if self.pace_timers:
+            self.pace_timers.discard(timer)
         dues = self.timer_dues.get((owner, key))
         if dues is not None:
             dues.discard(due)

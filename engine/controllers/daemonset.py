@@ -42,6 +42,7 @@ from engine.controllers.ownership import (
     controller_keys,
     owner_ref_to,
     resolve_controller_ref,
+    workload_keys,
 )
 from engine.controllers.revisions import (
     HASH_LABEL,
@@ -126,6 +127,9 @@ class DaemonSetController(IndexedController):
     `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
 
     name = NAME
+    # dsc.queue: AddRateLimited after an error, enqueueDaemonSetAfter (AddAfter) for a failed
+    # pod's backoff and for minReadySeconds, all on one delaying queue (engine.workqueue)
+    delaying_queue = True
 
     def __init__(self, incremental: bool = True, check: bool = False) -> None:
         from engine.controllers.daemonset_index import DaemonSetIndex
@@ -134,9 +138,11 @@ class DaemonSetController(IndexedController):
         self.check = check
         self.expectations: ControllerExpectations = ControllerExpectations()  # dsc.expectations
 
-    watches = frozenset({"DaemonSet", "Node", "Pod", "ControllerRevision"})  # the loop routes it these kinds' events alone
+    watches = frozenset({"DaemonSet", "Node", "Pod", "ControllerRevision", "InformersResynced"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.InformersResynced):  # updateDaemonset enqueues; the others compare RVs
+            return workload_keys(cluster, "DaemonSet")
         if self.index is not None:
             self.index.observe(event, cluster, before)
         self._observe(event, cluster)

@@ -42,6 +42,8 @@ class GarbageCollector:
     # removeFinalizer: retry.RetryOnConflict(retry.DefaultBackoff), 4 attempts
     finalizer_conflict_retries = 3
     name = "garbage-collector"
+    # attemptToDelete's AddRateLimited after an error: a delaying queue (engine.workqueue)
+    delaying_queue = True
 
     watches = None  # every event: any object may be an owner or a dependent
 

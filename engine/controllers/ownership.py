@@ -37,6 +37,12 @@ def resolve_controller_ref(cluster: Cluster, namespace: str, ref: OwnerReference
     return f"{namespace}/{ref.name}"
 
 
+def workload_keys(cluster: Cluster, kind: str) -> list[str]:
+    """Every `kind` in the cluster's informer cache, as workqueue keys, in name order: whom an
+    informer resync's UpdateFunc enqueues (InformersResynced)."""
+    return sorted(f"{o.metadata.namespace}/{o.metadata.name}" for o in cluster.list(kind))
+
+
 def controller_keys(obj: KubeObject, cluster: Cluster, kind: str) -> list[str]:
     """The `kind` controlling `obj`, or (an orphan) every `kind` whose selector matches it: who
     the DaemonSet and StatefulSet pod handlers (addPod/updatePod) wake."""

@@ -60,6 +60,7 @@ from engine.controllers.ownership import (
     controller_ref,
     owner_ref_to,
     resolve_controller_ref,
+    workload_keys,
 )
 
 NAME = "replicaset-controller"
@@ -462,6 +463,9 @@ class ReplicaSetController(IndexedController):
     `check` runs both on every sync and raises `IncrementalMismatch` where they differ."""
 
     name = NAME
+    # rsc.queue: AddRateLimited after an error, enqueueRSAfter / AddAfter for minReadySeconds,
+    # one delaying queue (engine.workqueue)
+    delaying_queue = True
 
     def __init__(self, incremental: bool = True, check: bool = False) -> None:
         from engine.controllers.replicaset_index import ReplicaSetIndex
@@ -470,9 +474,11 @@ class ReplicaSetController(IndexedController):
         self.check = check
         self.expectations: UIDTrackingControllerExpectations = UIDTrackingControllerExpectations()
 
-    watches = frozenset({"ReplicaSet", "Pod"})  # the loop routes it these kinds' events alone
+    watches = frozenset({"ReplicaSet", "Pod", "InformersResynced"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.InformersResynced):  # updateRS enqueues; updatePod compares RVs
+            return workload_keys(cluster, "ReplicaSet")
         if self.index is not None:
             self.index.observe(event, cluster, before)
         self._observe(event, cluster, before)

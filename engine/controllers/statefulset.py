@@ -55,6 +55,7 @@ from engine.controllers.ownership import (
     controller_keys,
     controller_ref,
     owner_ref_to,
+    workload_keys,
 )
 
 NAME = "statefulset-controller"
@@ -1025,6 +1026,9 @@ class StatefulSetController(IndexedController):
     # virtual time under --pace real (engine.loop.SyncRun._sleep), else at one instant
     status_update_retries = 3
     retry_on_conflict_only = True
+    # ssc.queue: AddRateLimited after an error, enqueueSSAfter (AddAfter) for minReadySeconds,
+    # one delaying queue (engine.workqueue); the RetryOnConflict sleeps are not on it
+    delaying_queue = True
 
     def __init__(self, incremental: bool = True, check: bool = False) -> None:
         from engine.controllers.statefulset_index import StatefulSetIndex
@@ -1032,9 +1036,11 @@ class StatefulSetController(IndexedController):
         self.index = StatefulSetIndex() if incremental or check else None
         self.check = check
 
-    watches = frozenset({"StatefulSet", "Pod", "PersistentVolumeClaim"})  # the loop routes it these kinds' events alone
+    watches = frozenset({"StatefulSet", "Pod", "PersistentVolumeClaim", "InformersResynced"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.InformersResynced):  # the set's UpdateFunc enqueues; updatePod compares RVs
+            return workload_keys(cluster, "StatefulSet")
         if self.index is not None:
             self.index.observe(event, cluster, before)
         if isinstance(event, ev.ObjectEvent):

@@ -33,7 +33,7 @@ from engine.controllers.deployment.util import (
     rollback_to,
     set_condition,
 )
-from engine.controllers.ownership import claim, controller_ref
+from engine.controllers.ownership import claim, controller_ref, workload_keys
 
 __all__ = ["NAME", "DeploymentController", "reconcile_deployment"]
 
@@ -50,6 +50,9 @@ class DeploymentController:
     name = NAME
     # handleErr: a key that failed this many times is forgotten and dropped from the queue
     max_retries = 15
+    # dc.queue: AddRateLimited after an error (enqueueRateLimited), requeueStuckDeployment's
+    # enqueueAfter for the progress deadline, one delaying queue (engine.workqueue)
+    delaying_queue = True
 
     def after_sync_error(self, key: str, cluster: Cluster, now: datetime, skipped: Sequence[cmd.Command], refused: ev.RequestRefused) -> list[cmd.Command]:
         """getNewReplicaSet when the create of the new ReplicaSet failed: with a progress
@@ -64,9 +67,11 @@ class DeploymentController:
             return []
         return [cmd.UpdateStatus(object=replace(d, status=status), reason="status", message=f"Progressing=False {FAILED_RS_CREATE_REASON}: {message}")]
 
-    watches = frozenset({"Deployment", "ReplicaSet", "Pod"})  # the loop routes it these kinds' events alone
+    watches = frozenset({"Deployment", "ReplicaSet", "Pod", "InformersResynced"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.InformersResynced):  # updateDeployment enqueues; updateReplicaSet compares RVs
+            return workload_keys(cluster, "Deployment")
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, Deployment):
