@@ -158,6 +158,20 @@ class RecordWarning(Command, kw_only=True):
     name: str
 
 
+class ReturnError(Command, kw_only=True):
+    """An error the sync returns without a refused request: createPersistentVolumeClaims found a
+    claim still being deleted ("pvc data-web-1 is being deleted", from its lister's Get).
+    `engine.loop.SyncRun` takes it as it takes a refused request at this point of the sync (its
+    `step`, `group` and `chain` decide what still goes out after it), and the key is requeued
+    rate-limited with `error` as the sync's error. With `kind` and `name`, the Warning upstream
+    records about that object first (recordPodEvent's `FailedCreate`: `reason`, `message`)."""
+
+    error: str
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+
+
 class RecordBackoff(Command, kw_only=True):
     key: str
     delay_seconds: float
@@ -187,6 +201,7 @@ AnyCommand = (
     | SetTimer
     | CancelTimers
     | RecordWarning
+    | ReturnError
     | RecordBackoff
     | ScheduleEviction
     | CancelEviction
