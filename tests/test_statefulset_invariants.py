@@ -6,8 +6,8 @@ histories: a few nodes; kubelets that make pods Ready at once or after 10s, that
 Parallel, 0-5 replicas, an optional `ordinals.start`, claim templates, minReadySeconds 0 or 5, a
 partition, RollingUpdate or OnDelete, a retention policy; then scales, image changes (good images
 and the broken one), partition, start, strategy, minReadySeconds and retention changes, pod
-deletions, user finalizers that keep a deleted pod terminating, pod-status reports (Failed,
-Ready=false), claim deletions, nodes going and coming, time advancing, runs to rest, deleting the
+deletions, user finalizers that keep a deleted pod or claim terminating, pod-status reports
+(Failed, Ready=false), claim deletions, nodes going and coming, time advancing, runs to rest, deleting the
 set (Background, Foreground, Orphan) and creating it again. Every event the engine appends is
 encoded, decoded and folded, one at a time, into a second `Cluster` (`shadow`, which must end equal
 to the engine's), and the rules that hold at an event are checked there, against the state just
@@ -667,9 +667,9 @@ class StatefulSetMachine(RuleBasedStateMachine):
         self.run(op.Apply(at=self.now, object=sts))
 
     # a held pod of a deleted set keeps its name and a controllerRef to the old uid, so the new set
-    # cannot claim it and its create fails with AlreadyExists: upstream retries, the engine raises
-    # LoopError (see test_a_pod_name_taken_by_a_pod_the_set_does_not_own_does_not_stop_the_loop)
-    @precondition(lambda self: self.sts() is None and not any(p.metadata.finalizers for p in self.pods()))
+    # cannot claim it and its create is answered AlreadyExists: the sync fails and is requeued
+    # rate-limited until the pod is released (see test_a_pod_name_taken_by_a_pod_the_set_does_not_own_does_not_stop_the_loop)
+    @precondition(lambda self: self.sts() is None)
     @rule(data=st.data())
     def create_set(self, data: st.DataObject) -> None:
         self.run(op.Apply(at=self.now, object=data.draw(statefulsets(self.claims), label="StatefulSet")))
@@ -767,13 +767,40 @@ class StatefulSetMachine(RuleBasedStateMachine):
         pod = data.draw(st.sampled_from([p for p in self.pods() if p.metadata.finalizers]), label="pod")
         self.run(op.Patch(at=self.now, kind="Pod", namespace=NS, name=pod.metadata.name, merge={"metadata": {"finalizers": None}}))
 
+    def claim_objects(self) -> list[PersistentVolumeClaim]:
+        return sorted((c for c in self.cluster.list("PersistentVolumeClaim", NS) if isinstance(c, PersistentVolumeClaim)), key=lambda c: c.metadata.name)
+
+    def mounted(self) -> set[str]:
+        return {v.persistent_volume_claim.claim_name for p in self.pods() for v in p.spec.volumes if v.persistent_volume_claim}
+
     def unmounted_claims(self) -> list[str]:
         # the engine does not model the kubernetes.io/pvc-protection finalizer, which keeps a claim
-        # a pod mounts until that pod is gone: only claims no pod mounts are deleted here
-        mounted = {v.persistent_volume_claim.claim_name for p in self.pods() for v in p.spec.volumes if v.persistent_volume_claim}
+        # a pod mounts until that pod is gone: only claims no pod mounts are deleted here, and held
+        # ones (hold_claim: the finalizer does what pvc-protection would)
+        mounted = self.mounted()
         return sorted(
-            c.metadata.name for c in self.cluster.list("PersistentVolumeClaim", NS) if not terminating(c) and c.metadata.name not in mounted
+            c.metadata.name for c in self.claim_objects() if not terminating(c) and (c.metadata.name not in mounted or c.metadata.finalizers)
         )
+
+    @precondition(lambda self: any(not c.metadata.finalizers for c in self.claim_objects()))
+    @rule(data=st.data())
+    def hold_claim(self, data: st.DataObject) -> None:
+        """A user's finalizer on a claim: deleted (by the user, or by the garbage collector for a
+        Delete retention policy), it stays terminating, and createPersistentVolumeClaims meets
+        "pvc ... is being deleted" until it is released."""
+        claim = data.draw(st.sampled_from([c for c in self.claim_objects() if not c.metadata.finalizers]), label="claim")
+        self.run(op.Patch(at=self.now, kind="PersistentVolumeClaim", namespace=NS, name=claim.metadata.name, merge={"metadata": {"finalizers": [HOLD]}}))
+
+    def releasable_claims(self) -> list[str]:
+        # a terminating claim a pod mounts stays, as pvc-protection would keep it
+        mounted = self.mounted()
+        return [c.metadata.name for c in self.claim_objects() if c.metadata.finalizers and not (terminating(c) and c.metadata.name in mounted)]
+
+    @precondition(lambda self: bool(self.releasable_claims()))
+    @rule(data=st.data())
+    def release_claim(self, data: st.DataObject) -> None:
+        name = data.draw(st.sampled_from(self.releasable_claims()), label="claim")
+        self.run(op.Patch(at=self.now, kind="PersistentVolumeClaim", namespace=NS, name=name, merge={"metadata": {"finalizers": None}}))
 
     @precondition(lambda self: bool(self.unmounted_claims()))
     @rule(data=st.data())
@@ -816,6 +843,16 @@ class StatefulSetMachine(RuleBasedStateMachine):
         for pod in self.pods():
             if pod.metadata.finalizers:
                 self.run(op.Patch(at=self.now, kind="Pod", namespace=NS, name=pod.metadata.name, merge={"metadata": {"finalizers": None}}))
+        # the pods mounting a claim being deleted go first (pvc-protection keeps it until then)
+        doomed = {c.metadata.name for c in self.claim_objects() if terminating(c)}
+        for pod in self.pods():
+            if not terminating(pod) and any(v.persistent_volume_claim and v.persistent_volume_claim.claim_name in doomed for v in pod.spec.volumes):
+                self.run(op.Delete(at=self.now, kind="Pod", namespace=NS, name=pod.metadata.name))
+        if self.finish() is None:
+            return  # livelocked (accept_livelock)
+        for claim in self.claim_objects():
+            if claim.metadata.finalizers:
+                self.run(op.Patch(at=self.now, kind="PersistentVolumeClaim", namespace=NS, name=claim.metadata.name, merge={"metadata": {"finalizers": None}}))
         for _ in range(8):
             settled = self.finish()
             if settled is None:
