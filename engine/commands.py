@@ -16,8 +16,9 @@ from engine.api.objects import AnyObject, KubeObject, PodStatus, kind_of
 class Command(msgspec.Struct, tag=True, tag_field="command", frozen=True, kw_only=True):
     """A request (or a record) one sync decided; the loop sends a sync's commands in order.
 
-    What an earlier refused request of the same sync (an injected API fault) does to a command,
-    as upstream's error paths, is data on the command, decided by the loop alone
+    What an earlier refused request of the same sync (an injected API fault, the API server's
+    AlreadyExists, or a `ReturnError`: an error the sync meets without a request) does to a
+    command, as upstream's error paths, is data on the command, decided by the loop alone
     (`engine.loop.SyncRun.skips`):
 
     - By default the sync stopped at the refusal (the sync handler's error return): the command

@@ -848,7 +848,10 @@ class SyncRun:
     """One sync of one key, its requests sent in order as upstream's sync handler sends them.
 
     Without faults every command is carried out (`Engine.execute`). A request an injected fault
-    refuses is recorded (`RequestRefused`) and ends the sync as upstream's error return does:
+    or the API server itself (a create of a taken name: AlreadyExists) refuses is recorded
+    (`RequestRefused`), and so is the Warning of an error the sync meets without a request
+    (`ReturnError`: a StatefulSet claim still being deleted); either ends the sync as
+    upstream's error return does:
     later requests are not sent, except those of the refused one's parallel group (the rest of
     its `slowStartBatch` batch, but not the rest of a worker's `chain` that met a refusal: a
     StatefulSet pod whose claim was refused), those marked `despite_errors` (syncNodes'
