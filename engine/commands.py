@@ -16,8 +16,9 @@ from engine.api.objects import AnyObject, KubeObject, PodStatus, Taint, Tolerati
 class Command(msgspec.Struct, tag=True, tag_field="command", frozen=True, kw_only=True):
     """A request (or a record) one sync decided; the loop sends a sync's commands in order.
 
-    What an earlier refused request of the same sync (an injected API fault) does to a command,
-    as upstream's error paths, is data on the command, decided by the loop alone
+    What an earlier refused request of the same sync (an injected API fault, the API server's
+    AlreadyExists, or a `ReturnError`: an error the sync meets without a request) does to a
+    command, as upstream's error paths, is data on the command, decided by the loop alone
     (`engine.loop.SyncRun.skips`):
 
     - By default the sync stopped at the refusal (the sync handler's error return): the command
@@ -159,6 +160,20 @@ class RecordWarning(Command, kw_only=True):
     name: str
 
 
+class ReturnError(Command, kw_only=True):
+    """An error the sync returns without a refused request: createPersistentVolumeClaims found a
+    claim still being deleted ("pvc data-web-1 is being deleted", from its lister's Get).
+    `engine.loop.SyncRun` takes it as it takes a refused request at this point of the sync (its
+    `step`, `group` and `chain` decide what still goes out after it), and the key is requeued
+    rate-limited with `error` as the sync's error. With `kind` and `name`, the Warning upstream
+    records about that object first (recordPodEvent's `FailedCreate`: `reason`, `message`)."""
+
+    error: str
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+
+
 class RecordBackoff(Command, kw_only=True):
     key: str
     delay_seconds: float
@@ -188,6 +203,7 @@ AnyCommand = (
     | SetTimer
     | CancelTimers
     | RecordWarning
+    | ReturnError
     | RecordBackoff
     | ScheduleEviction
     | CancelEviction

@@ -15,7 +15,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
 
@@ -543,10 +543,49 @@ class Engine:
             raise LoopError(f"{by} issued a command the API server rejected: {exc}") from exc
 
     def refuse(self, client: str, command: cmd.Command, trigger: int) -> ev.RequestRefused | None:
-        """Does an injected fault refuse this request? If so, record the refusal (nothing else
-        changes) and return it."""
-        if not self.cluster.faults or client not in faults.FAULTABLE_CLIENTS:
+        """Does an injected fault refuse this request, or the API server itself (a create of a
+        name that exists: 409 AlreadyExists)? If so, record the refusal (nothing else changes)
+        and return it."""
+        if self.cluster.faults and client in faults.FAULTABLE_CLIENTS:
+            refused = self._faulted(client, command, trigger)
+            if refused is not None:
+                return refused
+        if isinstance(command, cmd.CreateObject) and command.object.metadata.name:
+            return self._already_exists(client, command.object, trigger)
+        return None
+
+    def _already_exists(self, client: str, obj: KubeObject, trigger: int) -> ev.RequestRefused | None:
+        """The API server's answer to a create of a name that is taken (registry.Store.Create:
+        NewAlreadyExists), a refusal on the sync's error path like a fault's (a StatefulSet pod
+        whose name a pod the set does not control holds: CreateStatefulPod returns the error)."""
+        kind = kind_of(obj)
+        meta = obj.metadata
+        namespace = "" if self.cluster.cluster_scoped(kind) else (meta.namespace or "default")
+        if self.cluster.get(kind, namespace, meta.name) is None:
             return None
+        code = faults.ALREADY_EXISTS
+        error = f'{plural_of(kind)} "{meta.name}" already exists'
+        owner = self._owner_of(cmd.CreateObject(object=obj, reason="", message=""), kind, namespace, meta.name) if client in faults.WORKLOAD_CLIENTS else None
+        reason, message = _refusal_event(client, "create", "", kind, meta.name, owner, error, code, "AlreadyExists")
+        audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
+        event = self._record(
+            ev.RequestRefused,
+            audit,
+            verb="create",
+            kind=kind,
+            namespace=namespace,
+            name=meta.name,
+            owner_kind=owner[0] if owner else "",
+            owner_name=owner[1] if owner else "",
+            code=code,
+            status_reason="AlreadyExists",
+            error=error,
+        )
+        assert isinstance(event, ev.RequestRefused)
+        return event
+
+    def _faulted(self, client: str, command: cmd.Command, trigger: int) -> ev.RequestRefused | None:
+        """Does an injected fault refuse this request? If so, record the refusal."""
         request = request_of(command)
         if request is None:
             return None
@@ -570,7 +609,7 @@ class Engine:
         error = faults.status_message(fault, plural_of(kind), name if verb != "create" or subresource else "")
         # the workload a controller's request was for; the scheduler's and kubelets' are about the pod
         owner = self._owner_of(command, kind, namespace, name) if client in faults.WORKLOAD_CLIENTS else None
-        reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, fault.code)
+        reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, fault.code, faults.STATUS[fault.code][0])
         written = fault.written and verb in faults.WRITTEN_VERBS and subresource != "binding"
         if written:
             # the API server carried the request out, then the client's request timed out: the
@@ -866,11 +905,24 @@ class Engine:
                 api.set_node_condition(name, condition.type, posted, audit(who, "node-heartbeat", f"{condition.type}={posted}"))
 
 
+class Failure(NamedTuple):
+    """What a sync's first error was: the command it met, its RequestRefused (None for a
+    `ReturnError`), the error's text and the position the requeue follows."""
+
+    command: cmd.Command
+    refused: ev.RequestRefused | None
+    error: str
+    position: int
+
+
 class SyncRun:
     """One sync of one key, its requests sent in order as upstream's sync handler sends them.
 
     Without faults every command is carried out (`Engine.execute`). A request an injected fault
-    refuses is recorded (`RequestRefused`) and ends the sync as upstream's error return does:
+    or the API server itself (a create of a taken name: AlreadyExists) refuses is recorded
+    (`RequestRefused`), and so is the Warning of an error the sync meets without a request
+    (`ReturnError`: a StatefulSet claim still being deleted); either ends the sync as
+    upstream's error return does:
     later requests are not sent, except those of the refused one's parallel group (the rest of
     its `slowStartBatch` batch, but not the rest of a worker's `chain` that met a refusal: a
     StatefulSet pod whose claim was refused), those marked `despite_errors` (syncNodes'
@@ -900,7 +952,8 @@ class SyncRun:
         self.actor = actor
         self.key = key
         self.trigger = trigger
-        self.failed: tuple[cmd.Command, ev.RequestRefused] | None = None
+        # the sync's error: the first refused request (its RequestRefused) or ReturnError
+        self.failed: Failure | None = None
         self.skipped: list[cmd.Command] = []
         self.refused: list[cmd.Command] = []  # every request of this sync refused so far, in order
         self.broken: set[tuple[int, int]] = set()  # (group, chain) of the workers a refusal ended
@@ -958,7 +1011,7 @@ class SyncRun:
             return False
         if command.despite:
             return not all(self._forgiven(command, refused) for refused in self.refused)
-        first = self.failed[0]
+        first = self.failed.command
         if not (command.group and command.group == first.group):
             return True
         # the rest of the failing batch goes out, but a worker stops at its own error
@@ -988,6 +1041,9 @@ class SyncRun:
             self.skipped.append(command)
             self._not_observed(command)
             return
+        if isinstance(command, cmd.ReturnError):
+            self._fail(command, None, command.error, self._return_error(command))
+            return
         refused = self.send(command, may_sleep=True)
         if refused is not None:
             logged = getattr(self.actor, "only_logs", None)
@@ -996,11 +1052,23 @@ class SyncRun:
             self._not_observed(command)
             if command.not_found_ok and refused.code == faults.NOT_FOUND:
                 return  # the controller treats NotFound as done (the rolling update's delete)
-            self.refused.append(command)
-            if self.failed is None:
-                self.failed = (command, refused)
-            if command.chain:
-                self.broken.add((command.group, command.chain))
+            self._fail(command, refused, _error_text(refused), refused.position)
+
+    def _fail(self, command: cmd.Command, refused: ev.RequestRefused | None, error: str, position: int) -> None:
+        """An error of this sync at `command`: what comes after it is decided by `skips`."""
+        self.refused.append(command)
+        if self.failed is None:
+            self.failed = Failure(command, refused, error, position)
+        if command.chain:
+            self.broken.add((command.group, command.chain))
+
+    def _return_error(self, command: cmd.ReturnError) -> int:
+        """Record the Warning a ReturnError carries, if any; the position the requeue follows."""
+        if not command.kind:
+            return self.trigger
+        audit = Audit(by=self.actor.name, reason=command.reason, message=command.message, trigger=self.trigger)
+        event = self.engine._record(ev.WarningRecorded, audit, kind=command.kind, namespace=command.namespace, name=command.name)
+        return event.position
 
     def send(self, command: cmd.Command, may_sleep: bool = False) -> ev.RequestRefused | None:
         """Carry out one command; a status write is retried as the controller does upstream.
@@ -1075,29 +1143,33 @@ class SyncRun:
                     key=key,
                 )
             return
-        command, refused = self.failed
+        command, refused, error, at = self.failed
         assert engine.now is not None
+        # the hooks below take the refused request; an actor whose syncs also return errors of
+        # their own (ReturnError: the StatefulSet) writes its status after an error as a
+        # `despite` command instead
         after = getattr(self.actor, "after_sync_error", None)
-        if after is not None and not isinstance(command, cmd.UpdateStatus):  # a refused status write is the error itself
+        if after is not None and refused is not None and not isinstance(command, cmd.UpdateStatus):  # a refused status write is the error itself
             for status in after(key, cluster, engine.now, self.skipped, refused):
                 self.send(status)
         retry = getattr(self.actor, "retry_refused", None)
-        if retry is not None:  # an actor without a workqueue (the kubelet's status manager)
+        if retry is not None and refused is not None:  # an actor without a workqueue (the kubelet's status manager)
             for command in retry(key, cluster, engine.now, refused):
                 engine.execute(command, name, refused.position)
             return
         failures = cluster.failures.get((name, key), 0)
         attempts = getattr(self.actor, "attempts", 0)
         if attempts and failures + 1 >= attempts:  # a handler's own retries ran out: it gives up
+            assert refused is not None  # (only the taint manager has attempts; it returns no errors of its own)
             message, commands = self.actor.gave_up(key, cluster, engine.now, refused, failures + 1)  # type: ignore[attr-defined]
             engine._record(
                 ev.FailuresForgotten,
-                Audit(by=name, reason="gave-up", message=message, trigger=refused.position),
+                Audit(by=name, reason="gave-up", message=message, trigger=at),
                 owner=name,
                 key=key,
             )
             for command in commands:
-                engine.execute(command, name, refused.position)
+                engine.execute(command, name, at)
             return
         max_retries = getattr(self.actor, "max_retries", 0)
         skipped_creates = sum(1 for c in self.skipped if isinstance(c, cmd.CreateObject))
@@ -1109,20 +1181,20 @@ class SyncRun:
         if max_retries and failures >= max_retries:
             engine._record(
                 ev.FailuresForgotten,
-                Audit(by=name, reason="max-retries", message=f"dropping {key} out of the queue after {failures} failed syncs: {_error_text(refused)}{skipped}", trigger=refused.position),
+                Audit(by=name, reason="max-retries", message=f"dropping {key} out of the queue after {failures} failed syncs: {error}{skipped}", trigger=at),
                 owner=name,
                 key=key,
             )
             return
         requeue = getattr(self.actor, "requeue_after_error", None)
         if requeue is not None:  # the actor's own queue (the scheduler's backoffQ)
-            reason, delay, message, timer_message = requeue(key, failures, _error_text(refused))
+            reason, delay, message, timer_message = requeue(key, failures, error)
         else:
             bucket = cluster.buckets.get(name)
             delay = faults.requeue_delay(failures, bucket.copy() if bucket else faults.overall_bucket(), engine.now)
             reason = "rate-limited-requeue"
             message = (
-                f"sync of {key} failed ({_error_text(refused)}){skipped}: requeued in {_duration(delay)} "
+                f"sync of {key} failed ({error}){skipped}: requeued in {_duration(delay)} "
                 f"(AddRateLimited, failure {failures + 1}: 5ms * 2^{failures} up to 1000s, at least the 10 qps bucket's wait)"
             )
             timer_message = f"the rate-limited requeue of {key} (failure {failures + 1})"
@@ -1131,16 +1203,22 @@ class SyncRun:
         if waiting and waiting[0] <= due:
             # When(item) counted the failure; the AddAfter merges into the waiting entry
             message += f"; {key} already waits until {_instant(waiting[0])}, which the delaying queue keeps (insert)"
-        audit = Audit(by=name, reason=reason, message=message, trigger=refused.position)
+        audit = Audit(by=name, reason=reason, message=message, trigger=at)
         engine._record(ev.SyncFailed, audit, owner=name, key=key, failures=failures + 1, due=due)
-        timer = Audit(by=name, reason=audit.reason, message=timer_message, trigger=refused.position)
+        timer = Audit(by=name, reason=audit.reason, message=timer_message, trigger=at)
         engine._set_timer(name, cmd.SetTimer(key=key, due=due, reason=timer.reason, message=timer.message), timer)
 
 
-def _refusal_event(client: str, verb: str, subresource: str, kind: str, name: str, owner: tuple[str, str] | None, error: str, code: int) -> tuple[str, str]:
+def _refusal_event(
+    client: str, verb: str, subresource: str, kind: str, name: str, owner: tuple[str, str] | None, error: str, code: int, status_reason: str
+) -> tuple[str, str]:
     """The reason and message upstream's controller records for a refused request: the
     FailedCreate / FailedDelete Warning events of RealPodControl and the StatefulSet's
-    recordPodEvent / recordClaimEvent, the Deployment's ReplicaSetCreateError."""
+    recordPodEvent / recordClaimEvent, the Deployment's ReplicaSetCreateError. AlreadyExists
+    is sunk without one by the StatefulSet (CreateStatefulPod; createPersistentVolumeClaims'
+    `!apierrors.IsAlreadyExists(err)`) and the Deployment (getNewReplicaSet)."""
+    if status_reason == "AlreadyExists" and client in ("statefulset-controller", "deployment-controller"):
+        return "already-exists", f"{verb} {kind} {name} refused: {code} {error} (no Warning event: the controller sinks AlreadyExists)"
     if client == faults.SCHEDULER and subresource == "binding":
         # handleBindingCycleError -> handleSchedulingFailure: a FailedScheduling Warning about the
         # pod with the status of RunBindPlugins

@@ -541,6 +541,119 @@ def test_recreates_failed_pod_with_delete_failure(policy):
     assert_ready_and_scaled(engine)
 
 
+# --- StatefulSet errors without a fault: the API server's AlreadyExists, a claim being deleted --
+
+
+HELD = "example.com/hold"
+
+
+def held_claim(name: str, t: float = 0.2) -> list[dict[str, Any]]:
+    """A claim a finalizer keeps while it is deleted: createPersistentVolumeClaims' lister finds
+    it with a DeletionTimestamp ("pvc NAME is being deleted")."""
+    claim = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    obj = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default", "finalizers": [HELD]}, "spec": claim}
+    return [
+        {"at": at(t), "op": "apply", "object": obj},
+        {"at": at(t), "op": "delete", "kind": "PersistentVolumeClaim", "namespace": "default", "name": name},
+    ]
+
+
+def release_claim(name: str, t: float) -> dict[str, Any]:
+    return {"at": at(t), "op": "patch", "kind": "PersistentVolumeClaim", "name": name, "merge": {"metadata": {"finalizers": None}}}
+
+
+def foreign_pod(name: str, t: float = 0.2) -> dict[str, Any]:
+    """A pod no StatefulSet controls, with a StatefulSet pod's name (labels its selector does not match)."""
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": {"app": "other"}}, "spec": {"containers": [{"name": "c", "image": "other:1"}]}}
+    return {"at": at(t), "op": "apply", "object": obj}
+
+
+def sts_warnings(events: list[ev.Event]) -> list[str]:
+    return [e.message for e in events if isinstance(e, ev.WarningRecorded) and e.by == "statefulset-controller"]
+
+
+def sts_created(events: list[ev.Event], kind: str = "Pod") -> list[str]:
+    return names([e for e in created(events, kind) if e.by == "statefulset-controller"])
+
+
+def sts_failures(events: list[ev.Event]) -> list[ev.SyncFailed]:
+    return [e for e in events if isinstance(e, ev.SyncFailed) and e.owner == "statefulset-controller"]
+
+
+def test_a_parallel_statefulset_whose_ordinal_1_claim_is_being_deleted_stops_after_batch_2_and_is_requeued_rate_limited():
+    """slowStartBatch(1, 5, processReplica): batches {0}, {1, 2}, {3, 4}. CreateStatefulPod of
+    foo-1 meets createPersistentVolumeClaims' "pvc data-foo-1 is being deleted": recordPodEvent's
+    FailedCreate, processReplica returns the error; foo-0 (batch 1) and foo-2 (the rest of batch
+    2) are created, batch 3 is not; the status is written (updateStatefulSetStatus after an
+    error with a status) and the key is requeued rate-limited (AddRateLimited, 5ms)."""
+    engine = replay(node("n"), *held_claim("data-foo-1"), statefulset(5, policy="Parallel", claims=True), finish=False)
+    sync = first_sync(engine, "statefulset-controller")
+    assert sts_created(sync) == ["foo-0", "foo-2"]
+    assert sts_created(sync, "PersistentVolumeClaim") == ["data-foo-0", "data-foo-2"]
+    assert sts_warnings(sync) == ["create Pod foo-1 in StatefulSet foo failed error: pvc data-foo-1 is being deleted"]
+    written = [e.object for e in sync if isinstance(e, ev.StatusUpdated) and e.by == "statefulset-controller"]
+    assert len(written) == 1 and written[0].status.observed_generation == 1  # type: ignore[attr-defined]
+    failed = sync[-1]
+    assert isinstance(failed, ev.SyncFailed) and failed.failures == 1 and failed.due == T0 + timedelta(seconds=1, milliseconds=5)
+    assert "(pvc data-foo-1 is being deleted); 4 creates not sent" in failed.message  # the claims and pods of foo-3, foo-4
+    assert not [e for e in sync if isinstance(e, ev.RequestRefused)], "no request was refused: the error is the controller's own"
+
+
+def test_a_statefulset_waits_for_its_claim_being_deleted_with_growing_requeues_then_creates_the_pod():
+    """Every sync meets the claim again: the requeues double (5ms, 10ms, ...) under OrderedReady
+    too; once the finalizer is released the claim goes, the set makes it again, creates foo-1
+    and the workqueue forgets the failures."""
+    engine = replay(node("n"), *held_claim("data-foo-1"), statefulset(3, claims=True), finish=False)
+    engine.run(parse_lines([(9, json.dumps({"at": at(20), "op": "advance"}))]))
+    failures = sts_failures(engine.events)
+    assert len(failures) >= 5 and [f.failures for f in failures] == list(range(1, len(failures) + 1))
+    delays = [f.due - f.at for f in failures[:4]]
+    assert delays == [timedelta(milliseconds=5 * 2**i) for i in range(4)]
+    assert set(sts_warnings(engine.events)) == {"create Pod foo-1 in StatefulSet foo failed error: pvc data-foo-1 is being deleted"}
+    assert sorted(p.metadata.name for p in pods(engine)) == ["foo-0"]
+    engine.run(parse_lines([(10, json.dumps(release_claim("data-foo-1", 21)))]))
+    engine.finish()
+    assert_ready_and_scaled(engine)
+    assert any(isinstance(e, ev.FailuresForgotten) and e.owner == "statefulset-controller" for e in engine.events)
+
+
+def test_a_pod_name_another_owner_holds_is_refused_already_exists_and_stops_the_later_batches():
+    """CreateStatefulPod's create of foo-1 is answered 409 AlreadyExists by the API server (a
+    pod of that name the set does not control): it returns the error without an event (`sink
+    already exists errors`), the claim made before it stays, the rest of batch 2 goes out,
+    batch 3 does not, the status is written and the key is requeued rate-limited."""
+    engine = replay(node("n"), foreign_pod("foo-1"), statefulset(5, policy="Parallel", claims=True), finish=False)
+    sync = first_sync(engine, "statefulset-controller")
+    (conflict,) = refused(sync)
+    assert (conflict.name, conflict.code, conflict.status_reason, conflict.error, conflict.fault) == ("foo-1", 409, "AlreadyExists", 'pods "foo-1" already exists', 0)
+    assert (conflict.owner_kind, conflict.owner_name, conflict.reason) == ("StatefulSet", "foo", "already-exists")
+    assert sts_created(sync) == ["foo-0", "foo-2"]
+    assert sts_created(sync, "PersistentVolumeClaim") == ["data-foo-0", "data-foo-1", "data-foo-2"]
+    assert sts_warnings(sync) == []
+    assert any(isinstance(e, ev.StatusUpdated) and e.by == "statefulset-controller" for e in sync)
+    failed = sync[-1]
+    assert isinstance(failed, ev.SyncFailed) and '(409 AlreadyExists: pods "foo-1" already exists); 4 creates not sent' in failed.message
+    from replay.derived import derive_events
+
+    assert not [d for d in derive_events(engine.events) if d["reason"] in ("FailedCreate", "already-exists")]
+
+
+def test_an_ordered_statefulset_whose_pod_name_is_taken_is_requeued_until_the_name_is_free():
+    """OrderedReady: the sync ends at the refused create (runForAll returns the error); the
+    foreign pod is never touched; once it is deleted the rate-limited requeue creates foo-1
+    (nothing else wakes the set: the deleted pod names no StatefulSet)."""
+    engine = replay(node("n"), foreign_pod("foo-1"), statefulset(3), finish=False)
+    assert set(names(refused(engine.events))) == {"foo-1"}  # its own status write wakes it once more
+    assert len(sts_failures(engine.events)) == len(refused(engine.events))
+    assert sorted(p.metadata.name for p in pods(engine)) == ["foo-0", "foo-1"]
+    foreign = engine.cluster.pod("default", "foo-1")
+    assert foreign is not None and not foreign.metadata.owner_references
+    delete = {"at": at(30), "op": "delete", "kind": "Pod", "namespace": "default", "name": "foo-1"}
+    engine.run(parse_lines([(9, json.dumps(delete))]))
+    engine.finish()
+    assert_ready_and_scaled(engine)
+
+
 # --- the workqueue's rate limiter ---------------------------------------------------------------
 
 

@@ -194,6 +194,13 @@ class Sync:
     commands: list[cmd.Command]  # the requests that went out, in order
     refused: list[cmd.Command] = field(default_factory=list)
     failed: bool = False  # UpdateStatefulSet returned an error (a NotFound the code sinks is none)
+    error: str = ""  # its first error, as the requeue's message gives it
+    events: list[ev.Event] = field(default_factory=list)  # what the sync recorded
+
+    @property
+    def warnings(self) -> list[str]:
+        """The Warning events the sync recorded (recordPodEvent's FailedCreate and the like)."""
+        return [e.message for e in self.events if isinstance(e, ev.WarningRecorded)]
 
     @property
     def creates(self) -> list[str]:
@@ -350,10 +357,12 @@ class Manager:
         request meets, or None for one that goes through."""
         commands = reconcile_statefulset(self.sts(name), self.cluster, self.now)
         run = _FakeRun(self, f"{NS}/{name}", refuse, finish_deletes)
+        mark = len(self.engine.events)
         for command in commands:
             run.issue(command)
         self.engine.settle()
-        return Sync(run.sent, run.refused_here, run.failed is not None)
+        error = run.failed.error if run.failed is not None else ""
+        return Sync(run.sent, run.refused_here, run.failed is not None, error, self.engine.events[mark:])
 
     def carry_out(self, command: cmd.Command, finish_deletes: bool) -> None:
         self.engine.execute(command, NAME, 0)
@@ -381,6 +390,9 @@ class _Refused:
     """What the fake's injected error leaves for SyncRun: its status code."""
 
     code: int
+    status_reason: str = ""
+    error: str = "injected"
+    position: int = 0
 
 
 class _FakeRun(SyncRun):
@@ -398,6 +410,11 @@ class _FakeRun(SyncRun):
         if code is not None:
             self.refused_here.append(command)
             return _Refused(code)  # type: ignore[return-value]
+        # the API server's own answers (a create of a name that is taken: AlreadyExists)
+        answered = self.engine.refuse(NAME, command, 0)
+        if answered is not None:
+            self.refused_here.append(command)
+            return answered
         self.m.carry_out(command, self.finish_deletes)
         self.sent.append(command)
         return None
@@ -1561,6 +1578,70 @@ def test_a_terminating_claim_blocks_its_pod_TestStatefulPodControlCreatePodPVCDe
     assert m.claims()["datadir-foo-0"].metadata.deletion_timestamp is not None
     done = m.sync()
     assert done.creates == [], _explain(done)
+    # `err == nil` fails upstream's test; one Warning event (recordPodEvent's FailedCreate)
+    assert done.failed and done.error == "pvc datadir-foo-0 is being deleted"
+    assert done.warnings == ["create Pod foo-0 in StatefulSet foo failed error: pvc datadir-foo-0 is being deleted"]
+
+
+def _hold_and_delete_claim(m: Manager, sts: StatefulSet, name: str) -> None:
+    """A claim a finalizer keeps while it is deleted (its DeletionTimestamp set)."""
+    pvc = next(p for p in ss._claims_for(sts, parent_and_ordinal(name)[1]) if p.metadata.name == name)
+    m.execute(cmd.CreateObject(object=replace(pvc, metadata=replace(pvc.metadata, finalizers=["kubernetes.io/pvc-protection"])), reason="test", message=""))
+    m.run(op.Delete(at=m.now, kind="PersistentVolumeClaim", namespace=NS, name=name))
+    assert m.claims()[name].metadata.deletion_timestamp is not None
+
+
+def test_a_pod_create_answered_already_exists_fails_the_sync_without_events_TestStatefulPodControlCreatePodExists() -> None:
+    """The pod half of upstream's row: the claims exist and the pod create is answered
+    AlreadyExists (here by the API server: a pod named foo-0 the set does not control).
+    CreateStatefulPod returns that error (`!apierrors.IsAlreadyExists(err)` fails the test)
+    and records no event ("Pod and PVC exist: got %d events, but want 0")."""
+    m = Manager()
+    sts = m.add_set(sts_manifest(3))
+    for pvc in ss._claims_for(sts, 0):
+        m.execute(cmd.CreateObject(object=pvc, reason="test", message=""))
+    m.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "foo-0", "namespace": NS, "labels": {"app": "other"}},
+             "spec": {"containers": [{"name": "c", "image": "other:1"}]}})
+    done = m.sync()
+    assert [c.object.metadata.name for c in done.refused if isinstance(c, cmd.CreateObject)] == ["foo-0"]
+    assert done.claim_creates == [] and done.creates == []
+    assert done.failed and done.error == '409 AlreadyExists: pods "foo-0" already exists'
+    assert done.warnings == []
+    (answer,) = [e for e in done.events if isinstance(e, ev.RequestRefused)]
+    assert (answer.reason, answer.owner_kind, answer.owner_name) == ("already-exists", "StatefulSet", "foo")
+    assert m.pod(0).spec.containers[0].image == "other:1" and not m.pod(0).metadata.owner_references
+
+
+def test_a_pending_pod_whose_claim_is_being_deleted_fails_the_sync_without_an_event() -> None:
+    """processReplica's createMissingPersistentVolumeClaims for a Pending pod returns
+    createPersistentVolumeClaims' error as it is (no recordPodEvent): the sync fails."""
+    m = Manager()
+    sts = m.add_set(sts_manifest(3))
+    m.add_pod(0, revision=_current_revision(m))
+    assert m.pod(0).status.phase == "Pending"
+    _hold_and_delete_claim(m, sts, "datadir-foo-0")
+    done = m.sync()
+    assert done.failed and done.error == "pvc datadir-foo-0 is being deleted"
+    assert done.warnings == [] and done.creates == []
+    assert done.status is not None  # updateStatefulSetStatus after the error
+
+
+def test_a_pod_lacking_its_claim_volume_whose_claim_is_being_deleted_fails_its_update_with_FailedUpdate() -> None:
+    """UpdateStatefulPod: storage does not match, createPersistentVolumeClaims errors on the claim
+    being deleted: recordPodEvent("update") (FailedUpdate) and the error is returned (as
+    TestStatefulPodControlUpdatePodStorageFailure has it for a refused claim create)."""
+    m = Manager()
+    sts = m.add_set(sts_manifest(3))
+    pod = ss.new_pod(sts, sts.spec.template, _current_revision(m), 0)
+    pod = replace(pod, spec=replace(pod.spec, volumes=[v for v in pod.spec.volumes if v.name != "datadir"]))
+    m.run(op.Apply(at=m.now, object=pod))
+    m.bind(m.pod(0))
+    m.set_running_and_ready(0)
+    _hold_and_delete_claim(m, sts, "datadir-foo-0")
+    done = m.sync()
+    assert done.failed and done.error == "pvc datadir-foo-0 is being deleted"
+    assert done.warnings == ["update Pod foo-0 in StatefulSet foo failed error: pvc datadir-foo-0 is being deleted"]
+    assert done.creates == [], "OrderedReady: runForAll returns at foo-0's error"
 
 
 def test_a_terminating_claim_still_lets_the_pods_other_claims_be_created() -> None:
@@ -1574,8 +1655,8 @@ def test_a_terminating_claim_still_lets_the_pods_other_claims_be_created() -> No
     done = m.sync()
     assert done.claim_creates == ["logs-foo-0"], _explain(done)
     assert done.creates == []
-    warnings = [c.message for c in done.commands if isinstance(c, cmd.RecordWarning)]
-    assert warnings == ["create Pod foo-0 in StatefulSet foo failed error: pvc datadir-foo-0 is being deleted"]
+    assert done.warnings == ["create Pod foo-0 in StatefulSet foo failed error: pvc datadir-foo-0 is being deleted"]
+    assert done.failed and done.error == "pvc datadir-foo-0 is being deleted"
 
 
 def _current_revision(m: Manager) -> str:

@@ -579,30 +579,38 @@ class _Sync:
     def create_pod(self, slot: Pod, why: str) -> bool:
         """Mirrors CreateStatefulPod: missing claims first, then the pod. False when a claim is
         still being deleted (createPersistentVolumeClaims' error: the other missing claims are
-        created, the pod is not)."""
-        sts = self.sts
-        if self.cluster.get("Pod", sts.metadata.namespace, slot.metadata.name) is not None:
-            # mirrors CreateStatefulPod's IsAlreadyExists: a pod of this name the set does not
-            # control; the sync ends with the error and is retried (blocking_pod names it)
-            return False
+        created, the pod is not; recordPodEvent's FailedCreate, and the sync returns the error).
+        A pod of this name the set does not control (another owner's, an orphan its selector
+        does not match) is no decision here: the API server answers the create AlreadyExists
+        (`engine.loop.Engine.refuse`), which CreateStatefulPod returns without an event, and
+        the sync fails on it as on a refused request (blocking_pod names the pod)."""
         deleting = self.create_missing_claims(slot, "the pod mounts it")
         if deleting:
-            self.commands.append(
-                cmd.RecordWarning(
-                    kind="StatefulSet",
-                    namespace=sts.metadata.namespace,
-                    name=sts.metadata.name,
-                    reason="FailedCreate",
-                    message=f"create Pod {slot.metadata.name} in {self.label} failed error: {_aggregate(deleting)}",
-                    step=self.claims_step(slot),
-                    despite=(self.claims_step(slot),),
-                )
-            )
+            self.fail(slot, _aggregate(deleting), "create")
             return False
         self.commands.append(
             cmd.CreateObject(object=slot, reason="ordinal-missing", message=f"create Pod {slot.metadata.name} in {self.label} successful: {why}")
         )
         return True
+
+    def fail(self, pod: Pod, error: str, verb: str = "") -> None:
+        """createPersistentVolumeClaims' error, returned after every claim of the pod was tried
+        (`despite` their step): with recordPodEvent's Warning when the pod control records one
+        (`verb`: CreateStatefulPod's "create", UpdateStatefulPod's "update"); processReplica
+        returns it (`engine.commands.ReturnError`)."""
+        sts, step = self.sts, self.claims_step(pod)
+        if verb:
+            failed = cmd.ReturnError(
+                kind="StatefulSet",
+                namespace=sts.metadata.namespace,
+                name=sts.metadata.name,
+                reason=f"Failed{verb.title()}",
+                message=f"{verb} Pod {pod.metadata.name} in {self.label} failed error: {error}",
+                error=error,
+            )
+        else:
+            failed = cmd.ReturnError(reason="claims-error", message=f"the claims of {pod.metadata.name} in {self.label}: {error}", error=error)
+        self.commands.append(replace(failed, step=step, despite=(step,)))
 
     def claims_step(self, pod: Pod) -> str:
         return f"{PODS_STEP}/{pod.metadata.name}/claims"
@@ -881,7 +889,11 @@ def _process_replica_requests(sync: _Sync, pod: Pod, i: int, start: int, monoton
             return True  # an error: this sync stops (upstream retries it with backoff)
         return monotonic
     if pod.status.phase == "Pending":
-        sync.create_missing_claims(pod, "the pending pod mounts it")
+        # mirrors createMissingPersistentVolumeClaims: its error is returned without an event
+        deleting = sync.create_missing_claims(pod, "the pending pod mounts it")
+        if deleting:
+            sync.fail(pod, _aggregate(deleting))
+            return True
     if monotonic and (is_terminating(pod) or not running_and_ready(pod) or not running_and_available(pod, min_ready, now)):
         return True
     storage_ok = _storage_matches(sts, pod)
@@ -889,7 +901,10 @@ def _process_replica_requests(sync: _Sync, pod: Pod, i: int, start: int, monoton
         # mirrors UpdateStatefulPod: the missing claims are created first; the volume change
         # itself is then refused by pod update validation (a pod's volumes are immutable), so
         # the pod keeps its volumes and upstream retries the update with backoff
-        sync.create_missing_claims(pod, "the pod's volumes do not cover the set's claims")
+        deleting = sync.create_missing_claims(pod, "the pod's volumes do not cover the set's claims")
+        if deleting:
+            sync.fail(pod, _aggregate(deleting), "update")
+            return True
     elif not _identity_matches(sts, pod):
         fixed = replace(pod, metadata=replace(pod.metadata, labels={**pod.metadata.labels, POD_NAME_LABEL: name}))
         sync.commands.append(cmd.UpdateObject(object=fixed, reason="identity-restored", message=f"update Pod {name} in {sync.label} successful: its {POD_NAME_LABEL} label did not match its name"))
