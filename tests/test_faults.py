@@ -16,6 +16,7 @@ from engine.api.objects import DaemonSet, Pod, ReplicaSet, StatefulSet
 from engine.faults import item_exponential_delay, overall_bucket, requeue_delay
 from engine.loop import Engine
 from replay.history import parse_lines
+from tests.faulted import outcome, replayed_with_and_without_fault
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 LABELS = {"app": "foo"}
@@ -709,46 +710,6 @@ def test_a_paced_sync_cut_by_its_client_bucket_does_not_forget_the_failures():
     assert len(pods(engine)) == 2
 
 
-def replayed_with_and_without_fault(text: list[str], first: int, fault: dict[str, Any]) -> tuple[Engine, Engine]:
-    """The history's lines run to rest as they are, and with an `api-fault` line (`fault`'s
-    fields, from the time of line `first` for 20 s) inserted before line `first`."""
-    start = json.loads(text[first])["at"]
-    end = (datetime.fromisoformat(start.replace("Z", "+00:00")) + timedelta(seconds=20)).isoformat().replace("+00:00", "Z")
-    line = json.dumps({"at": start, "op": "api-fault", **fault, "until": end})
-    plain = Engine()
-    plain.run(parse_lines(enumerate(text, start=1)))
-    plain.finish()
-    faulted = Engine()
-    faulted.run(parse_lines(enumerate([*text[:first], line, *text[first:]], start=1)))
-    faulted.finish()
-    return plain, faulted
-
-
-def _outcome(engine: Engine) -> list[tuple[Any, ...]]:
-    """What a converged cluster holds, without the names and times a replay generates."""
-    out: list[tuple[Any, ...]] = []
-    for p in pods(engine):
-        owner = next((f"{r.kind}/{r.name}" for r in p.metadata.owner_references if r.controller), "")
-        ready = any(c.type == "Ready" and c.status == "True" for c in p.status.conditions)
-        images = tuple(c.image for c in p.spec.containers)
-        # a daemon pod's node is the controller's choice; another pod's is the scheduler's, by
-        # the load when it came, which the fault's delays may change (no upstream guarantee)
-        where = p.spec.node_name if owner.startswith("DaemonSet/") else ""
-        out.append(("Pod", owner, where, images, p.status.phase, ready, p.metadata.deletion_timestamp is None))
-    for kind in ("DaemonSet", "StatefulSet", "Deployment", "ReplicaSet", "ControllerRevision", "PersistentVolumeClaim"):
-        for obj in engine.cluster.list(kind, None):
-            status = getattr(obj, "status", None)
-            counts = {k: v for k, v in (msgspec_builtins(status) or {}).items() if k not in ("conditions", "observedGeneration")}
-            out.append((kind, obj.metadata.namespace, obj.metadata.name, json.dumps(counts, sort_keys=True)))
-    return sorted(out, key=repr)
-
-
-def msgspec_builtins(value: Any) -> Any:
-    import msgspec
-
-    return msgspec.to_builtins(value) if value is not None else None
-
-
 @pytest.mark.parametrize("example", ["fluentd-daemonset.jsonl", "nginx-statefulset.jsonl", "web-app-deployment.jsonl"])
 @pytest.mark.parametrize("code", [403, 409, 500])
 def test_after_the_fault_window_the_cluster_is_what_it_would_have_been(example, code):
@@ -762,7 +723,7 @@ def test_after_the_fault_window_the_cluster_is_what_it_would_have_been(example, 
     first = next(i for i, raw in enumerate(text) if json.loads(raw).get("object", {}).get("kind") in ("DaemonSet", "StatefulSet", "Deployment"))
     plain, faulted = replayed_with_and_without_fault(text, first, {"code": code})
     assert any(isinstance(e, ev.RequestRefused) for e in faulted.events), "the fault refused nothing"
-    assert _outcome(faulted) == _outcome(plain)
+    assert outcome(faulted) == outcome(plain)
 
 
 def test_update_pod_failure():

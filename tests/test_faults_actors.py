@@ -18,6 +18,7 @@ from engine.api.state import Cluster
 from engine.faults import next_status_batch, pod_backoff
 from engine.loop import Engine
 from replay.history import HistoryError, parse_lines
+from tests.faulted import condition, of, outcome, replayed_with_and_without_fault
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 LABELS = {"app": "foo"}
@@ -60,19 +61,10 @@ def replay(*lines: dict[str, Any], finish: bool = True) -> Engine:
     return engine
 
 
-def of(engine: Engine, kind: type, by: str = "") -> list[Any]:
-    return [e for e in engine.events if isinstance(e, kind) and (not by or e.by == by)]
-
-
 def the_pod(engine: Engine, name: str = "web") -> Pod:
     found = engine.cluster.pod("default", name)
     assert found is not None
     return found
-
-
-def condition(p: Pod, type_: str) -> tuple[str, str, str] | None:
-    c = next((c for c in p.status.conditions if c.type == type_), None)
-    return (c.status, c.reason, c.message) if c is not None else None
 
 
 # --- the scheduler (pkg/scheduler) ---------------------------------------------------------------
@@ -388,7 +380,6 @@ def test_after_the_fault_window_the_cluster_is_what_it_would_have_been(example, 
     cluster holds what the same history without the fault gives."""
     from pathlib import Path
 
-    from test_faults import _outcome, replayed_with_and_without_fault
 
     text = (Path(__file__).parent.parent / "examples" / example).read_text().splitlines()
     first = next(i for i, raw in enumerate(text) if json.loads(raw).get("object", {}).get("kind") in ("DaemonSet", "StatefulSet", "Deployment"))
@@ -398,5 +389,5 @@ def test_after_the_fault_window_the_cluster_is_what_it_would_have_been(example, 
     plain, faulted = replayed_with_and_without_fault(text, first, {"client": client, "code": 500})
     if client != "garbage-collector" or deletes:
         assert any(isinstance(e, ev.RequestRefused) for e in faulted.events), "the fault refused nothing"
-    assert _outcome(faulted) == _outcome(plain)
+    assert outcome(faulted) == outcome(plain)
     assert faulted.cluster.kept_statuses == {} and faulted.cluster.failures == {}

@@ -18,6 +18,7 @@ from engine import events as ev
 from engine.api.objects import Pod
 from engine.loop import Engine
 from replay.history import HistoryError, parse_lines
+from tests.faulted import condition, of, outcome, replayed_with_and_without_fault
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 TAINT_EVICTION = "taint-eviction-controller"
@@ -74,19 +75,10 @@ def replay(*lines: dict[str, Any], version: str | None = None, finish: bool = Tr
     return engine
 
 
-def of(engine: Engine, kind: type, by: str = "") -> list[Any]:
-    return [e for e in engine.events if isinstance(e, kind) and (not by or e.by == by)]
-
-
 def the_pod(engine: Engine, name: str = "pod1") -> Pod:
     found = engine.cluster.pod("default", name)
     assert found is not None
     return found
-
-
-def condition(p: Pod, type_: str) -> tuple[str, str, str] | None:
-    c = next((c for c in p.status.conditions if c.type == type_), None)
-    return (c.status, c.reason, c.message) if c is not None else None
 
 
 def since(engine: Engine, events: list[Any]) -> list[timedelta]:
@@ -425,20 +417,12 @@ def test_after_podgcs_fault_window_the_bare_cluster_is_what_it_would_have_been(r
     after its quarantine ends: the next gc pass deletes the orphaned pods all the same."""
     from pathlib import Path
 
-    from test_faults import _outcome
 
     text = (Path(__file__).parent.parent / "examples" / "bare-cluster.jsonl").read_text().splitlines()
     first = next(i for i, raw in enumerate(text) if json.loads(raw)["op"] == "delete")
-    start = json.loads(text[first])["at"]
-    line = json.dumps({"at": start, "op": "api-fault", "client": POD_GC, "code": 500, "until": "2026-11-20T10:03:00Z", **request_fields})
-    plain = Engine()
-    plain.run(parse_lines(enumerate(text, start=1)))
-    plain.finish()
-    faulted = Engine()
-    faulted.run(parse_lines(enumerate([*text[:first], line, *text[first:]], start=1)))
-    faulted.finish()
+    plain, faulted = replayed_with_and_without_fault(text, first, {"client": POD_GC, "code": 500, **request_fields}, until="2026-11-20T10:03:00Z")
     assert of(faulted, ev.RequestRefused, POD_GC)
-    assert _outcome(faulted) == _outcome(plain)
+    assert outcome(faulted) == outcome(plain)
     assert faulted.cluster.failures == {} and faulted.cluster.quarantined == {}
 
 
