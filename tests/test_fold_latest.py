@@ -223,3 +223,18 @@ def test_a_pod_still_terminating_at_the_end_rebuilds_with_the_instant_its_deleti
     assert any(type(e) is ev.DeletionStarted for e in events), "the history should start a pod's deletion"
     assert not any(type(e) is ev.ObjectDeleted and e.name == "p1" for e in events), "p1 should still be terminating"
     assert_fold_latest_is_evolve(events, resume_at=range(1, len(events) + 1))
+
+
+def test_a_ready_pod_written_again_at_a_fraction_of_a_second_keeps_no_ready_instant() -> None:
+    # the pod turned Ready at a whole second; a later write at .5 s finds its version before
+    # Ready too, so `ready_seen` stays empty: a kept version's readiness must be read from its
+    # few decoded fields, not assumed
+    engine = Engine()
+    engine.run([_node("a"), _pod("p1", "a", T0)])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=30))])
+    engine.run(parse_lines([(1, json.dumps({"at": "2026-11-20T10:00:40.500000Z", "op": "patch", "kind": "pod", "namespace": "default", "name": "p1", "merge": {"metadata": {"labels": {"tier": "web"}}}}))], "test.jsonl"))
+    engine.run([op.Advance(at=T0 + timedelta(seconds=50))])
+    events = engine.take_events()
+    assert any(e.at.microsecond for e in events if isinstance(e, ev.ObjectEvent)), "the history should write at a fraction of a second"
+    assert not engine.cluster.ready_seen
+    assert_fold_latest_is_evolve(events, resume_at=range(1, len(events) + 1))

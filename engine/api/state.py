@@ -82,11 +82,45 @@ _DEFERRABLE = frozenset(
 _TAG = b'{"type":"'
 
 
-def _at_has_fraction(data: bytes) -> bool:
-    """Whether a stored event's instant has a fraction of a second: its canonical bytes read
-    `{"type":"...","position":N,"at":"YYYY-MM-DDTHH:MM:SS` and then `Z` or `.`."""
-    at = data.find(b'"at":"', 9)
-    return data[at + 25 : at + 26] == b"."
+class _LightCondition(msgspec.Struct):
+    type: str = ""
+    status: str = ""
+
+
+class _LightStatus(msgspec.Struct):
+    conditions: list[_LightCondition] = msgspec.field(default_factory=list)
+
+    def ready(self) -> bool:
+        """podutil.IsPodReady, as `_is_ready`."""
+        for c in self.conditions:
+            if c.type == "Ready":
+                return c.status == "True"
+        return False
+
+
+class _LightMeta(msgspec.Struct):
+    name: str = ""
+    namespace: str = ""
+
+
+class _LightObject(msgspec.Struct):
+    kind: str = ""
+    metadata: _LightMeta = msgspec.field(default_factory=_LightMeta)
+    status: msgspec.Raw = msgspec.Raw(b"")
+
+
+class _LightEvent(msgspec.Struct):
+    """The fields of an object event `evolve` reads besides the object it puts (a pod's
+    readiness, its key, the instant): decoded, skipping the rest, for an event
+    `Cluster.fold_latest` keeps undecoded."""
+
+    type: str
+    at: datetime
+    object: _LightObject
+
+
+_LIGHT_EVENT = msgspec.json.Decoder(_LightEvent)
+_LIGHT_STATUS = msgspec.json.Decoder(_LightStatus)
 
 
 def _starts_version_reads(event: ev.Event) -> bool:
@@ -543,10 +577,9 @@ class Cluster:
         An object event replaces its object whole (`_put`), so most versions of an object are
         never seen: each is replaced by the next before anything reads it. While nothing the
         fold holds reads objects as they were between their events (no API fault, pacing
-        bucket, kept kubelet status or PodGC quarantine: `_starts_version_reads`; no pod that
-        turned Ready at a fraction of a second, `ready_seen`, and the event's instant has none),
-        an object event is kept undecoded (a pod's `DeletionStarted` is decoded for its instant,
-        `terminating_since`), the newest per stream, and put when it must be: at the end,
+        bucket, kept kubelet status or PodGC quarantine: `_starts_version_reads`), an object
+        event is kept undecoded but for the few fields a pod's readiness and deletion instants
+        are folded from (`_note_kept`), the newest per stream, and put when it must be: at the end,
         and before an event that starts such reads, all of them
         in the order their objects first appeared (so each kind's objects keep evolve's order).
         An object deleted with an event still kept is removed as it is held (the indexes hold
@@ -559,38 +592,62 @@ class Cluster:
         """
         pending: dict[Hashable, tuple[int, int, bytes]] = {}  # stream -> (first kept, position, bytes)
         deferrable = _DEFERRABLE
+        ready: dict[tuple[str, str], bool] = {}  # whether each pod's kept version is Ready
         for position, data, stream in rows:
             # the tag leads the canonical bytes: {"type":"PodBound",...
-            fraction = False
             tag = data[9 : data.find(b'"', 9)]
             if tag in deferrable and data.startswith(_TAG):
-                # an instant with a fraction of a second may start `ready_seen` (`_note_ready`
-                # reads the pod's version before): such an event is folded as it comes
-                fraction = _at_has_fraction(data)
-                if not (fraction or self.faults or self.pace_buckets or self.kept_statuses or self.quarantined or self.ready_seen):
-                    if tag == b"DeletionStarted":  # when a pod's deletion started (`terminating_since`)
-                        started = decode(position, data)
-                        assert isinstance(started, ev.ObjectEvent)
-                        if type(started.object) is Pod:
-                            self.terminating_since.setdefault((started.object.metadata.namespace, started.object.metadata.name), started.at)
+                if not (self.faults or self.pace_buckets or self.kept_statuses or self.quarantined):
+                    self._note_kept(_LIGHT_EVENT.decode(data), ready)
                     found = pending.get(stream)
                     pending[stream] = (position, position, data) if found is None else (found[0], position, data)
                     continue
-                if pending and not fraction:
+                if pending:
                     raise RuntimeError(f"fold_latest: position {position} reads versions kept undecoded (a missed _starts_version_reads)")
             event = decode(position, data)
             if pending:
                 if type(event) is ev.ObjectDeleted and stream in pending:
                     del pending[stream]
+                    ready.pop((event.namespace, event.name), None)
                     held = (event.namespace, event.name) in self.objects.get(event.kind, {})
                     self.evolve(event)
                     if not held:
                         self._removed((event.kind, event.namespace, event.name), event.node_name)
                     continue
-                if fraction or stream in pending or _starts_version_reads(event):
+                if stream in pending or _starts_version_reads(event):
                     self._put_kept(pending, decode)
+                    ready.clear()
             self.evolve(event)
         self._put_kept(pending, decode)
+
+    def _note_kept(self, light: _LightEvent, ready: dict[tuple[str, str], bool]) -> None:
+        """What `evolve` folds of a pod's object event besides the object, for one kept
+        undecoded (`fold_latest`), from the few fields it reads (`_LightEvent`): the instant a
+        pod turned Ready with a fraction of a second (`_note_ready`, from whether the version
+        before was Ready: the kept one's, `ready`, or the one held), and the instant its
+        deletion started (`terminating_since`)."""
+        obj = light.object
+        if obj.kind != "Pod":
+            return
+        key = (obj.metadata.namespace, obj.metadata.name)
+        now_ready = _LIGHT_STATUS.decode(obj.status).ready() if obj.status else False
+        at = light.at
+        if at.microsecond or self.ready_seen:
+            if not now_ready:
+                self.ready_seen.pop(key, None)
+            else:
+                before = ready.get(key)
+                if before is None:
+                    held = self.objects["Pod"].get(key)
+                    before = held is not None and _is_ready(held)  # type: ignore[arg-type]
+                if not before:
+                    if at.microsecond:
+                        self.ready_seen[key] = at
+                    else:
+                        self.ready_seen.pop(key, None)
+        ready[key] = now_ready
+        if light.type == "DeletionStarted":
+            self.terminating_since.setdefault(key, at)
 
     def _put_kept(self, pending: dict[Hashable, tuple[int, int, bytes]], decode: Callable[[int, bytes], ev.AnyEvent]) -> None:
         """Put the objects of the kept events, in the order they first appeared (`fold_latest`)."""
