@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, note, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -1342,8 +1342,16 @@ def test_pods_bound_while_kubelets_were_recorded_start_when_they_are_simulated_a
         ),
     ],
 )
+@pytest.mark.parametrize(
+    "then",
+    [
+        pytest.param(KubeletPolicy(), id="then-simulated"),
+        # a pod the simulated kubelets started still becomes Ready when its readyAfter runs out
+        pytest.param(KubeletPolicy(mode="recorded"), id="then-recorded"),
+    ],
+)
 def test_a_pod_whose_readyafter_elapsed_meanwhile_becomes_ready_once_kubelets_allow_it(
-    meanwhile: KubeletPolicy,
+    meanwhile: KubeletPolicy, then: KubeletPolicy
 ) -> None:
     engine = run([kubelet(ready_after_seconds=5), *apply(make_node("a"), make_pod("p"))])
     later = T0 + timedelta(seconds=5)
@@ -1351,7 +1359,7 @@ def test_a_pod_whose_readyafter_elapsed_meanwhile_becomes_ready_once_kubelets_al
         [
             op.ConfigureKubelet(at=T0 + timedelta(seconds=1), policy=meanwhile),
             op.Advance(at=later),
-            op.ConfigureKubelet(at=later, policy=KubeletPolicy()),
+            op.ConfigureKubelet(at=later, policy=then),
         ]
     )
     pod = pod_of(engine, "p")
@@ -1443,3 +1451,51 @@ def test_a_dependent_with_a_surviving_second_owner_only_loses_the_dangling_refer
     dependent = pod_of(engine, "dependent")
     assert dependent is not None
     assert [r.name for r in dependent.metadata.owner_references] == ["b"]
+
+
+# --- histories the machine found, as plain tests ------------------------------------------------
+
+
+class Drawn:
+    """A stand-in for the `st.data()` a rule draws from: hands out the given values in the
+    order the rule draws them (the labels in the machine's printed history)."""
+
+    def __init__(self, *values: Any) -> None:
+        self.values = list(values)
+
+    def draw(self, strategy: Any, label: str | None = None) -> Any:
+        return self.values.pop(0)
+
+
+def holds(machine: ClusterMachine) -> None:
+    """Every invariant of the machine, as it checks them after each step."""
+    for name in sorted(dir(machine)):
+        if name.startswith("inv") and name[3].isdigit():
+            getattr(machine, name)()
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_kubelets_switched_to_recorded_report_ready_a_pod_whose_readyafter_ran_out_under_neverreadyimages(_: None) -> None:
+    """Found by this machine (CI, invariant 6): a pod started with readyAfter 5 s whose image is
+    put in neverReadyImages before +5 s stays not Ready when its timer fires; kubelets switched
+    to `recorded` at +5 s without that image make it Ready, since a pod the simulated kubelets
+    started still becomes Ready when its readyAfter runs out (README, the simulated kubelet).
+    The switch used to wake only terminating pods, so the readiness never came and the kubelet's
+    reconcile still asked for it at rest."""
+    machine = ClusterMachine()
+    machine.start_with_a_node(Drawn({}))
+    machine.configure_kubelet(mode="simulated", ready_after=5.0, fail=[], never_ready=[], reject=[], stop_after=0.0)
+    machine.add_pod(Drawn("p0", {}, [], "busybox:1.36"))
+    machine.advance(seconds=2)
+    machine.configure_kubelet(mode="simulated", ready_after=0.0, fail=[], never_ready=["busybox:1.36"], reject=[], stop_after=0.0)
+    machine.advance(seconds=3)
+    holds(machine)
+    pod = pod_of(machine.engine, "p0")
+    assert (pod.status.phase, is_ready(pod)) == ("Running", False), brief(pod)
+    assert machine.cluster.ready_at.get((NS, "p0")) == T0 + timedelta(seconds=5)
+    machine.configure_kubelet(mode="recorded", ready_after=5.0, fail=[], never_ready=[], reject=[], stop_after=60.0)
+    holds(machine)
+    pod = pod_of(machine.engine, "p0")
+    assert is_ready(pod), brief(pod)
+    assert machine.status_reason[pod.metadata.uid] == "pod-ready"
