@@ -260,6 +260,8 @@ class ClusterMachine(RuleBasedStateMachine):
         self.eviction_due: dict[str, datetime] = {}  # pod uid -> upstream's eviction time
         self.wrong_evictions: list[str] = []
         self.status_reason: dict[str, str] = {}  # pod uid -> reason of its last status change
+        # pod uid -> reason of the last status change that changed its Ready condition
+        self.ready_reason: dict[str, str] = {}
         self.early_owner_deletions: list[str] = []
         # pod uids bound to a node name that was deleted and added again within PodGC's
         # quarantine: upstream keeps them bound to the new node whatever its labels
@@ -307,7 +309,13 @@ class ClusterMachine(RuleBasedStateMachine):
         if isinstance(event, ev.DeletionStarted | ev.ObjectDeleted) and event.by == TAINT_EVICTION:
             self.check_eviction_was_due(event)
         if isinstance(event, ev.PodStatusChanged):
-            self.status_reason[event.object.metadata.uid] = event.reason
+            uid = event.object.metadata.uid
+            self.status_reason[uid] = event.reason
+            old = self.replayed.pod(event.object.metadata.namespace, event.object.metadata.name)
+            was = condition(old, "Ready") if old is not None else None
+            now = condition(event.object, "Ready")
+            if (was.status if was else None) != (now.status if now else None):
+                self.ready_reason[uid] = event.reason
         if isinstance(event, ev.ObjectDeleted):
             self.check_foreground_owner_outlives_its_blocking_dependents(event)
         self.replayed.evolve(ev.decode(ev.encode(event)))
@@ -813,8 +821,13 @@ class ClusterMachine(RuleBasedStateMachine):
                 if never:
                     continue
                 for pod in self.cluster.pods_on(name):
-                    if self.status_reason.get(pod.metadata.uid) == "pod-status":
-                        continue  # a recorded report is the history's word, whatever the node
+                    if self.ready_reason.get(pod.metadata.uid) == "pod-status":
+                        # a recorded report is the history's word, whatever the node; a later
+                        # status patch that leaves Ready alone (the taint manager's
+                        # DisruptionTarget, addConditionAndDeletePod) keeps it, and
+                        # MarkPodsNotReady runs only when the node's Ready condition leaves True
+                        # (monitorNodeHealth), not at every pass
+                        continue
                     assert not is_ready(pod), f"a pod on the silent node {name} is Ready: {brief(pod)}"
 
     def nodes_line(self) -> str:
@@ -1499,3 +1512,32 @@ def test_kubelets_switched_to_recorded_report_ready_a_pod_whose_readyafter_ran_o
     pod = pod_of(machine.engine, "p0")
     assert is_ready(pod), brief(pod)
     assert machine.status_reason[pod.metadata.uid] == "pod-ready"
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_a_pod_reported_ready_on_a_silent_node_stays_ready_through_the_taint_managers_disruptiontarget_patch(_: None) -> None:
+    """Found by this machine (CI, invariant 10): a node's heartbeats stop, the node lifecycle
+    controller marks its pod not Ready at the grace period's end, and a recorded report then
+    says the pod is Ready. MarkPodsNotReady runs only when the node's Ready condition leaves True
+    (monitorNodeHealth), so upstream leaves it Ready; 300 s later the taint manager's eviction
+    patches DisruptionTarget into its status (addConditionAndDeletePod), Ready untouched. The
+    invariant excused a recorded Ready only while the report was the pod's last status change:
+    it now looks at who last changed the Ready condition."""
+    machine = ClusterMachine()
+    machine.start_with_a_node(Drawn({}))
+    machine.add_node(Drawn("n2", {}, [], False, False))  # not a full disruption: n1 gets its NoExecute taint
+    machine.add_pod(Drawn("p0", {}, [], "nginx:1.27"))
+    machine.change_node_condition(Drawn("n1", "True"))
+    machine.stop_or_resume_heartbeats(Drawn("n1"))
+    machine.now += timedelta(seconds=50)  # nodeMonitorGracePeriod
+    machine.run(op.Advance(at=machine.now))
+    holds(machine)
+    assert not is_ready(pod_of(machine.engine, "p0"))
+    machine.report_pod_status(Drawn("p0", ("Running", True)))
+    machine.finish()
+    holds(machine)
+    pod = pod_of(machine.engine, "p0")
+    assert pod is not None and is_terminating(pod) and is_ready(pod), brief(pod)
+    assert condition(pod, "DisruptionTarget").reason == "DeletionByTaintManager"
+    assert (machine.status_reason[pod.metadata.uid], machine.ready_reason[pod.metadata.uid]) == ("taint-eviction", "pod-status")
