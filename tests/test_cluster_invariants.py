@@ -30,6 +30,7 @@ from hypothesis.stateful import (
 from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
+from engine.api.names import split_key
 from engine.api.objects import FOREGROUND, KubeObject, Node, Pod, Taint, decode_object, to_manifest
 from engine.api.state import Cluster
 from engine.events import KubeletPolicy
@@ -281,8 +282,7 @@ class ClusterMachine(RuleBasedStateMachine):
     def run(self, operation: op.Operation) -> None:
         note(describe(operation))
         self.engine.run([operation])
-        for event in self.engine.take_events():
-            self.record(event)
+        self.record_all(self.engine.take_events())
 
     def nodes(self) -> list[Node]:
         return [n for n in self.cluster.list("Node") if isinstance(n, Node)]
@@ -304,10 +304,20 @@ class ClusterMachine(RuleBasedStateMachine):
                 if node is not None:
                     yield pod, node
 
+    def record_all(self, events: Sequence[ev.Event]) -> None:
+        """Folds one step's events; at the last event of each instant, the scheduled evictions
+        of pods no longer under a finite toleration are cancelled (`cancel_evictions`)."""
+        for i, event in enumerate(events):
+            self.record(event)
+            if i + 1 == len(events) or events[i + 1].at != event.at:
+                self.cancel_evictions()
+
     def record(self, event: ev.Event) -> None:
         self.log.append(event)
         if isinstance(event, ev.DeletionStarted | ev.ObjectDeleted) and event.by == TAINT_EVICTION:
             self.check_eviction_was_due(event)
+        if isinstance(event, ev.EvictionCancelled):
+            self.check_cancellation_was_due(event)
         if isinstance(event, ev.PodStatusChanged):
             uid = event.object.metadata.uid
             self.status_reason[uid] = event.reason
@@ -320,17 +330,39 @@ class ClusterMachine(RuleBasedStateMachine):
             self.check_foreground_owner_outlives_its_blocking_dependents(event)
         self.replayed.evolve(ev.decode(ev.encode(event)))
         # mirrors processPodOnNode's scheduled work: armed when a pod first comes under a
-        # finite toleration (startTime := now), kept while it stays there, cancelled otherwise;
-        # deleting the node cancels nothing (handleNodeUpdate only forgets its taints), so the
-        # work stands while the pod is bound to a missing node, and a node applied again
-        # under the same taint keeps it
-        finite: set[str] = set()
+        # finite toleration (startTime := now), kept while it stays there, cancelled otherwise
+        # (below, and `cancel_evictions`); deleting the node cancels nothing (handleNodeUpdate
+        # only forgets its taints), so the work stands while the pod is bound to a missing
+        # node, and a node applied again under the same taint keeps it
         for pod, node in self.bound_live_pods(self.replayed):
             kind, seconds = noexecute_toleration(pod, node)
             if kind == "finite" and seconds is not None:
-                uid = pod.metadata.uid
-                finite.add(uid)
-                self.eviction_due.setdefault(uid, event.at + timedelta(seconds=seconds))
+                self.eviction_due.setdefault(pod.metadata.uid, event.at + timedelta(seconds=seconds))
+        if isinstance(event, ev.EvictionCancelled):
+            # the taint manager's worker ran and saw the pod no longer under a finite toleration
+            # (check_cancellation_was_due holds it to that)
+            pod = self.replayed.pod(*split_key(event.key))
+            if pod is not None:
+                self.eviction_due.pop(pod.metadata.uid, None)
+
+    def cancel_evictions(self) -> None:
+        """At the end of an instant, forgets the scheduled work of every pod no longer under a
+        finite toleration (and not bound to a missing node).
+
+        Not at every event: upstream's handleNodeUpdate reads the node from the lister when its
+        worker runs, so two updates of a node before then are handled as one. The engine's node
+        lifecycle controller writes its taints at the instant of the node update that calls for
+        them (README, "Node lifecycle": not at the next 5 s pass) and runs before the taint
+        manager, so a user's patch removing its not-ready taint at +1 s and its re-adding them at
+        +1 s reach the taint manager as one update that keeps a NoExecute taint the pod
+        tolerates for a while: processPodOnNode finds the scheduled work and keeps its CreatedAt.
+        A cancellation the taint manager did record mid-instant (it saw the intermediate node)
+        takes effect at once, in `record`."""
+        finite = {
+            pod.metadata.uid
+            for pod, node in self.bound_live_pods(self.replayed)
+            if noexecute_toleration(pod, node)[0] == "finite"
+        }
         orphaned = {
             pod.metadata.uid
             for pod in self.replayed.list("Pod")
@@ -341,6 +373,20 @@ class ClusterMachine(RuleBasedStateMachine):
         }
         for uid in set(self.eviction_due) - finite - orphaned:
             del self.eviction_due[uid]
+
+    def check_cancellation_was_due(self, event: ev.EvictionCancelled) -> None:
+        # processPodOnNode / handleNodeUpdate cancel the work of a pod that tolerates every
+        # NoExecute taint of its node forever, or whose node has none left
+        pod = self.replayed.pod(*split_key(event.key))
+        if pod is None:
+            return
+        node = self.replayed.node(pod.spec.node_name)
+        kind = noexecute_toleration(pod, node)[0] if node is not None else "deleted node"
+        if kind not in ("none", "forever"):
+            self.wrong_evictions.append(
+                f"event {event.position} at {event.at.isoformat()} cancelled the eviction of {brief(pod)}, "
+                f"whose NoExecute toleration on {pod.spec.node_name!r} is {kind!r}"
+            )
 
     def check_eviction_was_due(self, event: ev.Event) -> None:
         subject = ev.subject(event)
@@ -560,8 +606,7 @@ class ClusterMachine(RuleBasedStateMachine):
     def finish(self) -> None:
         note("finish()")
         settled = self.engine.finish()
-        for event in self.engine.take_events():
-            self.record(event)
+        self.record_all(self.engine.take_events())
         assert settled.at_rest, f"finish() stopped with timers pending: {settled}"
         assert not self.cluster.timers, f"finish() left timers: {list(self.cluster.timers)}"
         if self.engine.now is not None and self.engine.now > self.now:
@@ -1541,3 +1586,31 @@ def test_a_pod_reported_ready_on_a_silent_node_stays_ready_through_the_taint_man
     assert pod is not None and is_terminating(pod) and is_ready(pod), brief(pod)
     assert condition(pod, "DisruptionTarget").reason == "DeletionByTaintManager"
     assert (machine.status_reason[pod.metadata.uid], machine.ready_reason[pod.metadata.uid]) == ("taint-eviction", "pod-status")
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_not_ready_taints_removed_and_added_back_at_one_instant_keep_the_scheduled_eviction(_: None) -> None:
+    """Found by this machine (CI, invariant 2b): n1 goes Ready=False at +0 s, so the node
+    lifecycle controller taints it not-ready:NoExecute and the pod's 300 s eviction is scheduled
+    for +300 s. At +1 s a user patches the node's taints to [] and the node lifecycle controller,
+    which writes taints at once, adds them back at +1 s. Upstream's handleNodeUpdate reads the node
+    from the lister when its worker runs, so two updates before then are one, which still has the
+    taint: processPodOnNode finds the scheduled work and keeps its CreatedAt, and the pod goes at
+    +300 s. The machine used to cancel the schedule at the intermediate node and expect +301 s."""
+    machine = ClusterMachine()
+    machine.start_with_a_node(Drawn({}))
+    machine.add_pod(Drawn("p0", {}, [], "nginx:1.27"))
+    machine.add_node(Drawn("n2", {}, [], False, False))
+    machine.change_node_condition(Drawn("n1", "False"))
+    machine.advance(seconds=1)
+    machine.patch_node_taints(Drawn("n1", [], False))
+    holds(machine)
+    due, uid = dict(machine.eviction_due), pod_of(machine.engine, "p0").metadata.uid
+    assert [t.key for t in machine.cluster.node("n1").spec.taints] == ["node.kubernetes.io/not-ready"] * 2
+    machine.finish()
+    holds(machine)
+    assert due == {uid: T0 + timedelta(seconds=300)}
+    evicted = [e for e in machine.log if isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION]
+    assert [(e.object.metadata.name, e.at) for e in evicted] == [("p0", T0 + timedelta(seconds=300))]
+    assert not [e for e in machine.log if isinstance(e, ev.EvictionCancelled)]
