@@ -259,6 +259,7 @@ class ClusterMachine(RuleBasedStateMachine):
         # replay that must equal the live fold, and where each pod's NoExecute history is read
         self.replayed = Cluster()
         self.eviction_due: dict[str, datetime] = {}  # pod uid -> upstream's eviction time
+        self.eviction_created: dict[str, datetime] = {}  # pod uid -> that work's CreatedAt
         self.wrong_evictions: list[str] = []
         self.status_reason: dict[str, str] = {}  # pod uid -> reason of its last status change
         # pod uid -> reason of the last status change that changed its Ready condition
@@ -333,17 +334,23 @@ class ClusterMachine(RuleBasedStateMachine):
         # finite toleration (startTime := now), kept while it stays there, cancelled otherwise
         # (below, and `cancel_evictions`); deleting the node cancels nothing (handleNodeUpdate
         # only forgets its taints), so the work stands while the pod is bound to a missing
-        # node, and a node applied again under the same taint keeps it
+        # node, and a node applied again under the same taint keeps it. Work created at this
+        # very instant is kept only if it fires before now + the new shortest toleration
+        # (`startTime.Add(minTolerationTime).Before(triggerTime)` with startTime its CreatedAt):
+        # otherwise it is replaced, to fire at now + the new shortest toleration
         for pod, node in self.bound_live_pods(self.replayed):
             kind, seconds = noexecute_toleration(pod, node)
             if kind == "finite" and seconds is not None:
-                self.eviction_due.setdefault(pod.metadata.uid, event.at + timedelta(seconds=seconds))
+                uid = pod.metadata.uid
+                if self.eviction_created.setdefault(uid, event.at) == event.at:
+                    self.eviction_due[uid] = event.at + timedelta(seconds=seconds)
         if isinstance(event, ev.EvictionCancelled):
             # the taint manager's worker ran and saw the pod no longer under a finite toleration
             # (check_cancellation_was_due holds it to that)
             pod = self.replayed.pod(*split_key(event.key))
             if pod is not None:
                 self.eviction_due.pop(pod.metadata.uid, None)
+                self.eviction_created.pop(pod.metadata.uid, None)
 
     def cancel_evictions(self) -> None:
         """At the end of an instant, forgets the scheduled work of every pod no longer under a
@@ -372,7 +379,7 @@ class ClusterMachine(RuleBasedStateMachine):
             and self.replayed.node(pod.spec.node_name) is None
         }
         for uid in set(self.eviction_due) - finite - orphaned:
-            del self.eviction_due[uid]
+            del self.eviction_due[uid], self.eviction_created[uid]
 
     def check_cancellation_was_due(self, event: ev.EvictionCancelled) -> None:
         # processPodOnNode / handleNodeUpdate cancel the work of a pod that tolerates every
@@ -1614,3 +1621,26 @@ def test_not_ready_taints_removed_and_added_back_at_one_instant_keep_the_schedul
     evicted = [e for e in machine.log if isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION]
     assert [(e.object.metadata.name, e.at) for e in evicted] == [("p0", T0 + timedelta(seconds=300))]
     assert not [e for e in machine.log if isinstance(e, ev.EvictionCancelled)]
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_a_shorter_toleration_met_at_the_instant_the_eviction_was_scheduled_replaces_its_trigger_time(_: None) -> None:
+    """Found by this machine (a longer run, invariant 2b): n1 goes Ready=False at +0 s and the
+    pod's 300 s not-ready toleration schedules its eviction for +300 s; at the same instant a user
+    taints n1 maintenance:NoExecute, which the pod tolerates for 3 s. processPodOnNode keeps
+    scheduled work only if `startTime.Add(minTolerationTime).Before(triggerTime)`, with startTime
+    the work's CreatedAt: work created at this very instant is not, so it is replaced to fire at
+    now + 3 s. The machine kept +300 s for as long as the pod stayed under some limited
+    toleration, which holds only for work created at an earlier instant."""
+    machine = ClusterMachine()
+    machine.start_with_a_node(Drawn({}))
+    machine.add_pod(Drawn("p0", {}, [TOLERATION_POOL[3]], "nginx:1.27"))
+    machine.add_node(Drawn("n2", {}, [], False, False))
+    machine.change_node_condition(Drawn("n1", "False"))
+    machine.patch_node_taints(Drawn("n1", [TAINT_POOL[2]], False))
+    holds(machine)
+    machine.finish()
+    holds(machine)
+    evicted = [e for e in machine.log if isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION]
+    assert [(e.object.metadata.name, e.at) for e in evicted] == [("p0", T0 + timedelta(seconds=TOLERATION_SECONDS))]
