@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import HealthCheck, note, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -30,6 +30,7 @@ from hypothesis.stateful import (
 from engine import commands as cmd
 from engine import events as ev
 from engine import operations as op
+from engine.api.names import split_key
 from engine.api.objects import FOREGROUND, KubeObject, Node, Pod, Taint, decode_object, to_manifest
 from engine.api.state import Cluster
 from engine.events import KubeletPolicy
@@ -258,8 +259,11 @@ class ClusterMachine(RuleBasedStateMachine):
         # replay that must equal the live fold, and where each pod's NoExecute history is read
         self.replayed = Cluster()
         self.eviction_due: dict[str, datetime] = {}  # pod uid -> upstream's eviction time
+        self.eviction_created: dict[str, datetime] = {}  # pod uid -> that work's CreatedAt
         self.wrong_evictions: list[str] = []
         self.status_reason: dict[str, str] = {}  # pod uid -> reason of its last status change
+        # pod uid -> reason of the last status change that changed its Ready condition
+        self.ready_reason: dict[str, str] = {}
         self.early_owner_deletions: list[str] = []
         # pod uids bound to a node name that was deleted and added again within PodGC's
         # quarantine: upstream keeps them bound to the new node whatever its labels
@@ -279,8 +283,7 @@ class ClusterMachine(RuleBasedStateMachine):
     def run(self, operation: op.Operation) -> None:
         note(describe(operation))
         self.engine.run([operation])
-        for event in self.engine.take_events():
-            self.record(event)
+        self.record_all(self.engine.take_events())
 
     def nodes(self) -> list[Node]:
         return [n for n in self.cluster.list("Node") if isinstance(n, Node)]
@@ -302,27 +305,71 @@ class ClusterMachine(RuleBasedStateMachine):
                 if node is not None:
                     yield pod, node
 
+    def record_all(self, events: Sequence[ev.Event]) -> None:
+        """Folds one step's events; at the last event of each instant, the scheduled evictions
+        of pods no longer under a finite toleration are cancelled (`cancel_evictions`)."""
+        for i, event in enumerate(events):
+            self.record(event)
+            if i + 1 == len(events) or events[i + 1].at != event.at:
+                self.cancel_evictions()
+
     def record(self, event: ev.Event) -> None:
         self.log.append(event)
         if isinstance(event, ev.DeletionStarted | ev.ObjectDeleted) and event.by == TAINT_EVICTION:
             self.check_eviction_was_due(event)
+        if isinstance(event, ev.EvictionCancelled):
+            self.check_cancellation_was_due(event)
         if isinstance(event, ev.PodStatusChanged):
-            self.status_reason[event.object.metadata.uid] = event.reason
+            uid = event.object.metadata.uid
+            self.status_reason[uid] = event.reason
+            old = self.replayed.pod(event.object.metadata.namespace, event.object.metadata.name)
+            was = condition(old, "Ready") if old is not None else None
+            now = condition(event.object, "Ready")
+            if (was.status if was else None) != (now.status if now else None):
+                self.ready_reason[uid] = event.reason
         if isinstance(event, ev.ObjectDeleted):
             self.check_foreground_owner_outlives_its_blocking_dependents(event)
         self.replayed.evolve(ev.decode(ev.encode(event)))
         # mirrors processPodOnNode's scheduled work: armed when a pod first comes under a
-        # finite toleration (startTime := now), kept while it stays there, cancelled otherwise;
-        # deleting the node cancels nothing (handleNodeUpdate only forgets its taints), so the
-        # work stands while the pod is bound to a missing node, and a node applied again
-        # under the same taint keeps it
-        finite: set[str] = set()
+        # finite toleration (startTime := now), kept while it stays there, cancelled otherwise
+        # (below, and `cancel_evictions`); deleting the node cancels nothing (handleNodeUpdate
+        # only forgets its taints), so the work stands while the pod is bound to a missing
+        # node, and a node applied again under the same taint keeps it. Work created at this
+        # very instant is kept only if it fires before now + the new shortest toleration
+        # (`startTime.Add(minTolerationTime).Before(triggerTime)` with startTime its CreatedAt):
+        # otherwise it is replaced, to fire at now + the new shortest toleration
         for pod, node in self.bound_live_pods(self.replayed):
             kind, seconds = noexecute_toleration(pod, node)
             if kind == "finite" and seconds is not None:
                 uid = pod.metadata.uid
-                finite.add(uid)
-                self.eviction_due.setdefault(uid, event.at + timedelta(seconds=seconds))
+                if self.eviction_created.setdefault(uid, event.at) == event.at:
+                    self.eviction_due[uid] = event.at + timedelta(seconds=seconds)
+        if isinstance(event, ev.EvictionCancelled):
+            # the taint manager's worker ran and saw the pod no longer under a finite toleration
+            # (check_cancellation_was_due holds it to that)
+            pod = self.replayed.pod(*split_key(event.key))
+            if pod is not None:
+                self.eviction_due.pop(pod.metadata.uid, None)
+                self.eviction_created.pop(pod.metadata.uid, None)
+
+    def cancel_evictions(self) -> None:
+        """At the end of an instant, forgets the scheduled work of every pod no longer under a
+        finite toleration (and not bound to a missing node).
+
+        Not at every event: upstream's handleNodeUpdate reads the node from the lister when its
+        worker runs, so two updates of a node before then are handled as one. The engine's node
+        lifecycle controller writes its taints at the instant of the node update that calls for
+        them (README, "Node lifecycle": not at the next 5 s pass) and runs before the taint
+        manager, so a user's patch removing its not-ready taint at +1 s and its re-adding them at
+        +1 s reach the taint manager as one update that keeps a NoExecute taint the pod
+        tolerates for a while: processPodOnNode finds the scheduled work and keeps its CreatedAt.
+        A cancellation the taint manager did record mid-instant (it saw the intermediate node)
+        takes effect at once, in `record`."""
+        finite = {
+            pod.metadata.uid
+            for pod, node in self.bound_live_pods(self.replayed)
+            if noexecute_toleration(pod, node)[0] == "finite"
+        }
         orphaned = {
             pod.metadata.uid
             for pod in self.replayed.list("Pod")
@@ -332,7 +379,21 @@ class ClusterMachine(RuleBasedStateMachine):
             and self.replayed.node(pod.spec.node_name) is None
         }
         for uid in set(self.eviction_due) - finite - orphaned:
-            del self.eviction_due[uid]
+            del self.eviction_due[uid], self.eviction_created[uid]
+
+    def check_cancellation_was_due(self, event: ev.EvictionCancelled) -> None:
+        # processPodOnNode / handleNodeUpdate cancel the work of a pod that tolerates every
+        # NoExecute taint of its node forever, or whose node has none left
+        pod = self.replayed.pod(*split_key(event.key))
+        if pod is None:
+            return
+        node = self.replayed.node(pod.spec.node_name)
+        kind = noexecute_toleration(pod, node)[0] if node is not None else "deleted node"
+        if kind not in ("none", "forever"):
+            self.wrong_evictions.append(
+                f"event {event.position} at {event.at.isoformat()} cancelled the eviction of {brief(pod)}, "
+                f"whose NoExecute toleration on {pod.spec.node_name!r} is {kind!r}"
+            )
 
     def check_eviction_was_due(self, event: ev.Event) -> None:
         subject = ev.subject(event)
@@ -552,8 +613,7 @@ class ClusterMachine(RuleBasedStateMachine):
     def finish(self) -> None:
         note("finish()")
         settled = self.engine.finish()
-        for event in self.engine.take_events():
-            self.record(event)
+        self.record_all(self.engine.take_events())
         assert settled.at_rest, f"finish() stopped with timers pending: {settled}"
         assert not self.cluster.timers, f"finish() left timers: {list(self.cluster.timers)}"
         if self.engine.now is not None and self.engine.now > self.now:
@@ -813,8 +873,13 @@ class ClusterMachine(RuleBasedStateMachine):
                 if never:
                     continue
                 for pod in self.cluster.pods_on(name):
-                    if self.status_reason.get(pod.metadata.uid) == "pod-status":
-                        continue  # a recorded report is the history's word, whatever the node
+                    if self.ready_reason.get(pod.metadata.uid) == "pod-status":
+                        # a recorded report is the history's word, whatever the node; a later
+                        # status patch that leaves Ready alone (the taint manager's
+                        # DisruptionTarget, addConditionAndDeletePod) keeps it, and
+                        # MarkPodsNotReady runs only when the node's Ready condition leaves True
+                        # (monitorNodeHealth), not at every pass
+                        continue
                     assert not is_ready(pod), f"a pod on the silent node {name} is Ready: {brief(pod)}"
 
     def nodes_line(self) -> str:
@@ -1342,8 +1407,16 @@ def test_pods_bound_while_kubelets_were_recorded_start_when_they_are_simulated_a
         ),
     ],
 )
+@pytest.mark.parametrize(
+    "then",
+    [
+        pytest.param(KubeletPolicy(), id="then-simulated"),
+        # a pod the simulated kubelets started still becomes Ready when its readyAfter runs out
+        pytest.param(KubeletPolicy(mode="recorded"), id="then-recorded"),
+    ],
+)
 def test_a_pod_whose_readyafter_elapsed_meanwhile_becomes_ready_once_kubelets_allow_it(
-    meanwhile: KubeletPolicy,
+    meanwhile: KubeletPolicy, then: KubeletPolicy
 ) -> None:
     engine = run([kubelet(ready_after_seconds=5), *apply(make_node("a"), make_pod("p"))])
     later = T0 + timedelta(seconds=5)
@@ -1351,7 +1424,7 @@ def test_a_pod_whose_readyafter_elapsed_meanwhile_becomes_ready_once_kubelets_al
         [
             op.ConfigureKubelet(at=T0 + timedelta(seconds=1), policy=meanwhile),
             op.Advance(at=later),
-            op.ConfigureKubelet(at=later, policy=KubeletPolicy()),
+            op.ConfigureKubelet(at=later, policy=then),
         ]
     )
     pod = pod_of(engine, "p")
@@ -1443,3 +1516,131 @@ def test_a_dependent_with_a_surviving_second_owner_only_loses_the_dangling_refer
     dependent = pod_of(engine, "dependent")
     assert dependent is not None
     assert [r.name for r in dependent.metadata.owner_references] == ["b"]
+
+
+# --- histories the machine found, as plain tests ------------------------------------------------
+
+
+class Drawn:
+    """A stand-in for the `st.data()` a rule draws from: hands out the given values in the
+    order the rule draws them (the labels in the machine's printed history)."""
+
+    def __init__(self, *values: Any) -> None:
+        self.values = list(values)
+
+    def draw(self, strategy: Any, label: str | None = None) -> Any:
+        return self.values.pop(0)
+
+
+def holds(machine: ClusterMachine) -> None:
+    """Every invariant of the machine, as it checks them after each step."""
+    for name in sorted(dir(machine)):
+        if name.startswith("inv") and name[3].isdigit():
+            getattr(machine, name)()
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_kubelets_switched_to_recorded_report_ready_a_pod_whose_readyafter_ran_out_under_neverreadyimages(_: None) -> None:
+    """Found by this machine (CI, invariant 6): a pod started with readyAfter 5 s whose image is
+    put in neverReadyImages before +5 s stays not Ready when its timer fires; kubelets switched
+    to `recorded` at +5 s without that image make it Ready, since a pod the simulated kubelets
+    started still becomes Ready when its readyAfter runs out (README, the simulated kubelet).
+    The switch used to wake only terminating pods, so the readiness never came and the kubelet's
+    reconcile still asked for it at rest."""
+    machine = ClusterMachine()
+    machine.start_with_a_node(Drawn({}))
+    machine.configure_kubelet(mode="simulated", ready_after=5.0, fail=[], never_ready=[], reject=[], stop_after=0.0)
+    machine.add_pod(Drawn("p0", {}, [], "busybox:1.36"))
+    machine.advance(seconds=2)
+    machine.configure_kubelet(mode="simulated", ready_after=0.0, fail=[], never_ready=["busybox:1.36"], reject=[], stop_after=0.0)
+    machine.advance(seconds=3)
+    holds(machine)
+    pod = pod_of(machine.engine, "p0")
+    assert (pod.status.phase, is_ready(pod)) == ("Running", False), brief(pod)
+    assert machine.cluster.ready_at.get((NS, "p0")) == T0 + timedelta(seconds=5)
+    machine.configure_kubelet(mode="recorded", ready_after=5.0, fail=[], never_ready=[], reject=[], stop_after=60.0)
+    holds(machine)
+    pod = pod_of(machine.engine, "p0")
+    assert is_ready(pod), brief(pod)
+    assert machine.status_reason[pod.metadata.uid] == "pod-ready"
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_a_pod_reported_ready_on_a_silent_node_stays_ready_through_the_taint_managers_disruptiontarget_patch(_: None) -> None:
+    """Found by this machine (CI, invariant 10): a node's heartbeats stop, the node lifecycle
+    controller marks its pod not Ready at the grace period's end, and a recorded report then
+    says the pod is Ready. MarkPodsNotReady runs only when the node's Ready condition leaves True
+    (monitorNodeHealth), so upstream leaves it Ready; 300 s later the taint manager's eviction
+    patches DisruptionTarget into its status (addConditionAndDeletePod), Ready untouched. The
+    invariant excused a recorded Ready only while the report was the pod's last status change:
+    it now looks at who last changed the Ready condition."""
+    machine = ClusterMachine()
+    machine.start_with_a_node(Drawn({}))
+    machine.add_node(Drawn("n2", {}, [], False, False))  # not a full disruption: n1 gets its NoExecute taint
+    machine.add_pod(Drawn("p0", {}, [], "nginx:1.27"))
+    machine.change_node_condition(Drawn("n1", "True"))
+    machine.stop_or_resume_heartbeats(Drawn("n1"))
+    machine.now += timedelta(seconds=50)  # nodeMonitorGracePeriod
+    machine.run(op.Advance(at=machine.now))
+    holds(machine)
+    assert not is_ready(pod_of(machine.engine, "p0"))
+    machine.report_pod_status(Drawn("p0", ("Running", True)))
+    machine.finish()
+    holds(machine)
+    pod = pod_of(machine.engine, "p0")
+    assert pod is not None and is_terminating(pod) and is_ready(pod), brief(pod)
+    assert condition(pod, "DisruptionTarget").reason == "DeletionByTaintManager"
+    assert (machine.status_reason[pod.metadata.uid], machine.ready_reason[pod.metadata.uid]) == ("taint-eviction", "pod-status")
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_not_ready_taints_removed_and_added_back_at_one_instant_keep_the_scheduled_eviction(_: None) -> None:
+    """Found by this machine (CI, invariant 2b): n1 goes Ready=False at +0 s, so the node
+    lifecycle controller taints it not-ready:NoExecute and the pod's 300 s eviction is scheduled
+    for +300 s. At +1 s a user patches the node's taints to [] and the node lifecycle controller,
+    which writes taints at once, adds them back at +1 s. Upstream's handleNodeUpdate reads the node
+    from the lister when its worker runs, so two updates before then are one, which still has the
+    taint: processPodOnNode finds the scheduled work and keeps its CreatedAt, and the pod goes at
+    +300 s. The machine used to cancel the schedule at the intermediate node and expect +301 s."""
+    machine = ClusterMachine()
+    machine.start_with_a_node(Drawn({}))
+    machine.add_pod(Drawn("p0", {}, [], "nginx:1.27"))
+    machine.add_node(Drawn("n2", {}, [], False, False))
+    machine.change_node_condition(Drawn("n1", "False"))
+    machine.advance(seconds=1)
+    machine.patch_node_taints(Drawn("n1", [], False))
+    holds(machine)
+    due, uid = dict(machine.eviction_due), pod_of(machine.engine, "p0").metadata.uid
+    assert [t.key for t in machine.cluster.node("n1").spec.taints] == ["node.kubernetes.io/not-ready"] * 2
+    machine.finish()
+    holds(machine)
+    assert due == {uid: T0 + timedelta(seconds=300)}
+    evicted = [e for e in machine.log if isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION]
+    assert [(e.object.metadata.name, e.at) for e in evicted] == [("p0", T0 + timedelta(seconds=300))]
+    assert not [e for e in machine.log if isinstance(e, ev.EvictionCancelled)]
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_a_shorter_toleration_met_at_the_instant_the_eviction_was_scheduled_replaces_its_trigger_time(_: None) -> None:
+    """Found by this machine (a longer run, invariant 2b): n1 goes Ready=False at +0 s and the
+    pod's 300 s not-ready toleration schedules its eviction for +300 s; at the same instant a user
+    taints n1 maintenance:NoExecute, which the pod tolerates for 3 s. processPodOnNode keeps
+    scheduled work only if `startTime.Add(minTolerationTime).Before(triggerTime)`, with startTime
+    the work's CreatedAt: work created at this very instant is not, so it is replaced to fire at
+    now + 3 s. The machine kept +300 s for as long as the pod stayed under some limited
+    toleration, which holds only for work created at an earlier instant."""
+    machine = ClusterMachine()
+    machine.start_with_a_node(Drawn({}))
+    machine.add_pod(Drawn("p0", {}, [TOLERATION_POOL[3]], "nginx:1.27"))
+    machine.add_node(Drawn("n2", {}, [], False, False))
+    machine.change_node_condition(Drawn("n1", "False"))
+    machine.patch_node_taints(Drawn("n1", [TAINT_POOL[2]], False))
+    holds(machine)
+    machine.finish()
+    holds(machine)
+    evicted = [e for e in machine.log if isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION]
+    assert [(e.object.metadata.name, e.at) for e in evicted] == [("p0", T0 + timedelta(seconds=TOLERATION_SECONDS))]

@@ -83,10 +83,18 @@ class Kubelet:
             pod = event.object
             return (pod_key(pod),) if pod.spec.node_name else ()
         if isinstance(event, ev.KubeletConfigured) and event.policy.mode == "recorded":
-            # stopAfter applies in both modes: terminating pods are looked at under the new one
+            # stopAfter applies in both modes: terminating pods are looked at under the new one;
+            # and a pod the simulated kubelets started still becomes Ready when its readyAfter
+            # runs out, so one whose readyAfter ran out while the old policy held it back
+            # (neverReadyImages) is looked at under the new one too
             return [
                 pod_key(p) for p in cluster.list("Pod")
-                if isinstance(p, Pod) and p.spec.node_name and p.metadata.deletion_timestamp is not None
+                if isinstance(p, Pod)
+                and p.spec.node_name
+                and (
+                    p.metadata.deletion_timestamp is not None
+                    or (p.status.phase == "Running" and not is_ready(p) and (p.metadata.namespace, p.metadata.name) in cluster.ready_at)
+                )
             ]
         if isinstance(event, ev.KubeletConfigured):
             # kubelets are back: bound pods nobody started, or whose readiness is still due
