@@ -19,6 +19,16 @@ def of(engine: Engine, kind: type, by: str = "") -> list[Any]:
     return [e for e in engine.events if isinstance(e, kind) and (not by or e.by == by)]
 
 
+def replay(*lines: dict[str, Any], finish: bool = True, **options: Any) -> Engine:
+    """The history's lines (as a history file holds them) run on an `Engine(**options)`, then
+    (`finish`) its timers fire until it is at rest."""
+    engine = Engine(**options)
+    engine.run(parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1)))
+    if finish:
+        engine.finish()
+    return engine
+
+
 def condition(p: Pod, type_: str) -> tuple[str, str, str] | None:
     c = next((c for c in p.status.conditions if c.type == type_), None)
     return (c.status, c.reason, c.message) if c is not None else None

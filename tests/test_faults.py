@@ -16,7 +16,7 @@ from engine.api.objects import DaemonSet, Pod, ReplicaSet, StatefulSet
 from engine.faults import item_exponential_delay, overall_bucket, requeue_delay
 from engine.loop import Engine
 from replay.history import parse_lines
-from tests.faulted import outcome, replayed_with_and_without_fault
+from tests.faulted import outcome, replay, replayed_with_and_without_fault
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 LABELS = {"app": "foo"}
@@ -56,15 +56,6 @@ def statefulset(replicas: int = 3, image: str = "foo:1", t: float = 1, policy: s
 
 def fault(t: float = 0.5, **fields: Any) -> dict[str, Any]:
     return {"at": at(t), "op": "api-fault", **fields}
-
-
-def replay(*lines: dict[str, Any], finish: bool = True) -> Engine:
-    operations = parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1))
-    engine = Engine()
-    engine.run(operations)
-    if finish:
-        engine.finish()
-    return engine
 
 
 def first_sync(engine: Engine, owner: str) -> list[ev.Event]:
@@ -913,10 +904,7 @@ def test_without_written_a_timeout_creates_nothing():
 def _paced(*lines: dict[str, Any]) -> Engine:
     from engine.loop import real_pacing
 
-    engine = Engine(pacing=real_pacing())
-    engine.run(parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1)))
-    engine.finish()
-    return engine
+    return replay(*lines, pacing=real_pacing())
 
 
 def _status_conflicts(engine: Engine) -> list[datetime]:

@@ -18,7 +18,7 @@ from engine.api.state import Cluster
 from engine.faults import next_status_batch, pod_backoff
 from engine.loop import Engine
 from replay.history import HistoryError, parse_lines
-from tests.faulted import condition, of, outcome, replayed_with_and_without_fault
+from tests.faulted import condition, of, outcome, replay, replayed_with_and_without_fault
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 LABELS = {"app": "foo"}
@@ -51,14 +51,6 @@ def fault(t: float = 0.5, **fields: Any) -> dict[str, Any]:
 
 def kubelet(ready_after: str = "5s") -> dict[str, Any]:
     return {"at": at(0), "op": "kubelet", "readyAfter": ready_after}
-
-
-def replay(*lines: dict[str, Any], finish: bool = True) -> Engine:
-    engine = Engine()
-    engine.run(parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1)))
-    if finish:
-        engine.finish()
-    return engine
 
 
 def the_pod(engine: Engine, name: str = "web") -> Pod:

@@ -18,7 +18,7 @@ from engine import events as ev
 from engine.api.objects import Pod
 from engine.loop import Engine
 from replay.history import HistoryError, parse_lines
-from tests.faulted import condition, of, outcome, replayed_with_and_without_fault
+from tests.faulted import condition, of, outcome, replay, replayed_with_and_without_fault
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 TAINT_EVICTION = "taint-eviction-controller"
@@ -65,14 +65,6 @@ def fault(t: float = 0.5, **fields: Any) -> dict[str, Any]:
 
 def patch_node(t: float, name: str = "node1", **spec: Any) -> dict[str, Any]:
     return {"at": at(t), "op": "patch", "kind": "node", "name": name, "merge": {"spec": spec}}
-
-
-def replay(*lines: dict[str, Any], version: str | None = None, finish: bool = True) -> Engine:
-    engine = Engine(kubernetes_version=version)
-    engine.run(parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1)))
-    if finish:
-        engine.finish()
-    return engine
 
 
 def the_pod(engine: Engine, name: str = "pod1") -> Pod:
@@ -146,7 +138,7 @@ def test_a_scheduled_eviction_patches_disruption_target_when_it_runs_out():
 
 def test_the_taint_manager_of_1_18_deletes_without_a_disruption_target():
     """PodDisruptionConditions came in 1.26 (beta, on): 1.18's deletePodHandler only deletes."""
-    engine = replay(node(taints=[taint(1)]), pod(), version="1.18", finish=False)
+    engine = replay(node(taints=[taint(1)]), pod(), kubernetes_version="1.18", finish=False)
     assert patched_and_deleted(engine, TAINT_EVICTION) == (False, True)
 
 
@@ -223,7 +215,7 @@ def test_the_node_controller_account_refuses_the_taint_managers_delete_on_1_18()
         node(taints=[taint(1)]),
         fault(client="system:serviceaccount:kube-system:node-controller", verb="delete", kind="Pod", code=403, count=1),
         pod(),
-        version="1.18",
+        kubernetes_version="1.18",
     )
     [refused] = of(engine, ev.RequestRefused, TAINT_EVICTION)
     assert of(engine, ev.FaultInjected)[0].fault.client == NODE_LIFECYCLE
@@ -249,7 +241,7 @@ def orphaned(*names: str, version: str | None = None, extra: tuple[dict[str, Any
     lines = [{"at": at(0), "op": "kubelet", "readyAfter": "0s"}, node("gone"), *extra]
     lines += [pod(name, "gone", t=1) for name in names]
     lines.append({"at": at(2), "op": "delete", "kind": "node", "name": "gone"})
-    return replay(*lines, version=version)
+    return replay(*lines, kubernetes_version=version)
 
 
 def test_gc_orphaned_marks_the_pod_failed_with_disruption_target_as_upstream_TestGCOrphaned():
@@ -299,7 +291,6 @@ def test_a_refused_terminated_pod_delete_is_tried_again_at_the_next_gc_pass():
     from engine.controllers.evictions import PodGarbageCollector
 
     actors = [PodGarbageCollector(1) if a.name == POD_GC else a for a in default_actors()]
-    engine = Engine(controllers=actors)
     lines = [
         {"at": at(0), "op": "kubelet", "mode": "recorded"},
         node("n"),
@@ -309,7 +300,7 @@ def test_a_refused_terminated_pod_delete_is_tried_again_at_the_next_gc_pass():
         {"at": at(3), "op": "pod-status", "name": "a", "phase": "Succeeded"},
         {"at": at(4), "op": "pod-status", "name": "b", "phase": "Failed"},
     ]
-    engine.run(parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1)))
+    engine = replay(*lines, controllers=actors, finish=False)
     engine.run([op.Advance(at=T0 + timedelta(seconds=30))])
     assert since(engine, of(engine, ev.RequestRefused, POD_GC)) == [timedelta(seconds=4)]
     assert [(e.name, e.at - T0) for e in of(engine, ev.ObjectDeleted, POD_GC)] == [("a", timedelta(seconds=24))]

@@ -15,6 +15,7 @@ from engine import events as ev
 from engine.api.state import Cluster
 from engine.loop import RESYNC_PERIOD, Engine
 from replay.history import parse_lines
+from tests.faulted import replay
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 H = timedelta(hours=1)
@@ -39,9 +40,7 @@ def advance(t: timedelta) -> dict[str, Any]:
 
 
 def engine_for(*lines: dict[str, Any], **options: Any) -> Engine:
-    engine = Engine(**options)
-    engine.run(parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1)))
-    return engine
+    return replay(*lines, finish=False, **options)
 
 
 def resyncs(engine: Engine) -> list[ev.Event]:

@@ -9,7 +9,6 @@ controller that only asks for AddAfters; then histories of the real controllers.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,7 +22,7 @@ from engine.api.state import Cluster
 from engine.faults import item_exponential_delay, overall_bucket, requeue_delay
 from engine.loop import Engine
 from engine.workqueue import EARLIER_WAKEUP, PACE, insert
-from replay.history import parse_lines
+from tests.faulted import replay
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 MS = timedelta(milliseconds=1)
@@ -220,13 +219,6 @@ def daemonset(min_ready: int = 0, t: float = 1) -> dict[str, Any]:
 
 def pod_create_fault(t: float = 0.5, **limits: Any) -> dict[str, Any]:
     return {"at": at(t), "op": "api-fault", "client": "daemonset-controller", "verb": "create", "kind": "Pod", "code": 500, **limits}
-
-
-def replay(*lines: dict[str, Any]) -> Engine:
-    engine = Engine()
-    engine.run(parse_lines((i, json.dumps(line)) for i, line in enumerate(lines, start=1)))
-    engine.finish()
-    return engine
 
 
 def ds_events(engine: Engine, type_: type) -> list[Any]:
