@@ -26,6 +26,7 @@ from engine.api.objects import (
     Node,
     OpaqueObject,
     Pod,
+    PodCondition,
     PodStatus,
     Taint,
     Toleration,
@@ -91,11 +92,7 @@ class _LightStatus(msgspec.Struct):
     conditions: list[_LightCondition] = msgspec.field(default_factory=list)
 
     def ready(self) -> bool:
-        """podutil.IsPodReady, as `_is_ready`."""
-        for c in self.conditions:
-            if c.type == "Ready":
-                return c.status == "True"
-        return False
+        return _ready_in(self.conditions)
 
 
 class _LightMeta(msgspec.Struct):
@@ -191,7 +188,12 @@ def _add(sets: dict[Any, set[Any]], key: Any, item: Any) -> None:
 
 def _is_ready(pod: Pod) -> bool:
     """podutil.IsPodReady (engine.api.pods.is_ready, which imports this module's neighbours)."""
-    for c in pod.status.conditions:
+    return _ready_in(pod.status.conditions)
+
+
+def _ready_in(conditions: Iterable[PodCondition | _LightCondition]) -> bool:
+    """The Ready condition's status is True (a pod's conditions, or a kept event's few decoded ones)."""
+    for c in conditions:
         if c.type == "Ready":
             return c.status == "True"
     return False
