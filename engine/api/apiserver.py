@@ -204,7 +204,7 @@ class ApiServer:
         if old.metadata.deletion_timestamp and not candidate.metadata.finalizers:
             self._gone(old, audit)
             return candidate
-        return self._emit(event, candidate, audit)
+        return self._emit(event, candidate, audit, stored=True)
 
     def update_status(self, obj: KubeObject, audit: Audit, event: type[ev.ObjectEvent] = ev.StatusUpdated) -> KubeObject:
         kind = kind_of(obj)
@@ -219,7 +219,7 @@ class ApiServer:
         candidate = self._stored(candidate, audit)
         if candidate == old:
             return old
-        return self._emit(event, candidate, audit)
+        return self._emit(event, candidate, audit, stored=True)
 
     def delete(self, kind: str, namespace: str, name: str, audit: Audit, *, propagation: str = "Background", uid: str = "", force: bool = False) -> None:
         obj = self.cluster.get(kind, "" if self.cluster.cluster_scoped(kind) else namespace, name)
@@ -305,7 +305,7 @@ class ApiServer:
         )
         updated = self._stored(replace(pod, status=status), audit)
         if updated.status != pod.status:
-            self._emit(ev.PodScheduleFailed, updated, audit)
+            self._emit(ev.PodScheduleFailed, updated, audit, stored=True)
 
     def set_pod_status(self, namespace: str, name: str, status: PodStatus, audit: Audit) -> None:
         pod = self.cluster.pod(namespace, name)
@@ -313,7 +313,7 @@ class ApiServer:
             return
         updated = self._stored(replace(pod, status=status), audit)
         if updated.status != pod.status:
-            self._emit(ev.PodStatusChanged, updated, audit)
+            self._emit(ev.PodStatusChanged, updated, audit, stored=True)
 
     # --- user operations -----------------------------------------------------------------------
 
@@ -475,11 +475,13 @@ class ApiServer:
 
     # --- internals -----------------------------------------------------------------------------
 
-    def _emit(self, event_type: type[ev.ObjectEvent], obj: KubeObject, audit: Audit) -> KubeObject:
+    def _emit(self, event_type: type[ev.ObjectEvent], obj: KubeObject, audit: Audit, *, stored: bool = False) -> KubeObject:
         """Record a write of `obj` and return the object as stored: its resourceVersion set and
-        every metav1.Time in whole seconds (engine.api.times), as every reader gets it back."""
+        every metav1.Time in whole seconds (engine.api.times), as every reader gets it back
+        (`stored`: the caller compared it as stored already, `_stored`, so it is not walked twice)."""
         position = self.cluster.position + 1
-        obj = self._stored(obj, audit)
+        if not stored:
+            obj = self._stored(obj, audit)
         obj = replace(obj, metadata=replace(obj.metadata, resource_version=str(position)))
         if type(obj) is OpaqueObject:
             event_type = ev.OPAQUE_EVENTS[event_type]
