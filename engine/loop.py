@@ -551,21 +551,21 @@ class Engine:
             if refused is not None:
                 return refused
         if isinstance(command, cmd.CreateObject) and command.object.metadata.name:
-            return self._already_exists(client, command.object, trigger)
+            return self._already_exists(client, command, trigger)
         return None
 
-    def _already_exists(self, client: str, obj: KubeObject, trigger: int) -> ev.RequestRefused | None:
+    def _already_exists(self, client: str, command: cmd.CreateObject, trigger: int) -> ev.RequestRefused | None:
         """The API server's answer to a create of a name that is taken (registry.Store.Create:
         NewAlreadyExists), a refusal on the sync's error path like a fault's (a StatefulSet pod
         whose name a pod the set does not control holds: CreateStatefulPod returns the error)."""
-        kind = kind_of(obj)
-        meta = obj.metadata
+        kind = kind_of(command.object)
+        meta = command.object.metadata
         namespace = "" if self.cluster.cluster_scoped(kind) else (meta.namespace or "default")
         if self.cluster.get(kind, namespace, meta.name) is None:
             return None
         code = faults.ALREADY_EXISTS
         error = f'{plural_of(kind)} "{meta.name}" already exists'
-        owner = self._owner_of(cmd.CreateObject(object=obj, reason="", message=""), kind, namespace, meta.name) if client in faults.WORKLOAD_CLIENTS else None
+        owner = self._owner_of(command, kind, namespace, meta.name) if client in faults.WORKLOAD_CLIENTS else None
         reason, message = _refusal_event(client, "create", "", kind, meta.name, owner, error, code, "AlreadyExists")
         audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
         event = self._record(
