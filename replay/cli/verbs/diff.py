@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from replay.cli.common import Parents, Subparsers, add_pace_arguments, add_resync_argument, pacing_of, resync_period_of
+from replay.cli.common import (
+    Parents,
+    Subparsers,
+    add_pace_arguments,
+    add_resync_argument,
+    pacing_of,
+    resync_period_of,
+)
 
 DESCRIPTION = """Compare two runs of a cluster: A and B are stores (sqlite:PATH, a SQLite file, postgresql://...) or histories (replayed in memory, nothing is written).
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from replay.cli.common import Parents, Subparsers, add_pace_arguments, add_resync_argument, pacing_of, resync_period_of
+from replay.cli.common import (
+    Parents,
+    Subparsers,
+    add_pace_arguments,
+    add_resync_argument,
+    pacing_of,
+    resync_period_of,
+)
 
 DESCRIPTION = """Replay a history in memory (the store is not touched) and compare, owner by owner, the engine's decisions with the recorded outcome beside it (HISTORY.outcome.jsonl, written by `kreplay import`): pods, ReplicaSets, ControllerRevisions and claims created and deleted, ReplicaSet scalings, revisions and hash labels, rollout status. A raw capture (audit log, watch stream, SimKube trace, snapshot) is imported in memory first.
 
