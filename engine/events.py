@@ -131,12 +131,19 @@ class KubeletConfigured(Event, kw_only=True):
     policy: KubeletPolicy
 
 
+# kube-controller-manager's --min-resync-period default (12h), in seconds
+DEFAULT_MIN_RESYNC_PERIOD_SECONDS = 12 * 3600
+
+
 class ClusterConfigured(Event, kw_only=True):
-    """The Kubernetes release the controllers imitate from now on (`replay --kubernetes-version`,
-    recorded by the first run of a store and whenever a run names another one): its Go types
-    decide `ComputeHash`, so the names of ReplicaSets and DaemonSet revisions."""
+    """kube-controller-manager's configuration from now on, recorded by the first run of a store
+    and whenever a run names another value: the Kubernetes release the controllers imitate
+    (`replay --kubernetes-version`; its Go types decide `ComputeHash`, so the names of ReplicaSets
+    and DaemonSet revisions) and `--min-resync-period`, the shared informers' ResyncPeriod
+    (omitted at its default, 12h, so a log that never named another holds no such field)."""
 
     kubernetes_version: str
+    min_resync_period_seconds: int = DEFAULT_MIN_RESYNC_PERIOD_SECONDS
 
 
 class Pacing(msgspec.Struct, frozen=True, kw_only=True):

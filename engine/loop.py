@@ -32,9 +32,10 @@ from engine.api.state import Cluster
 MAX_PASSES_PER_INSTANT = 10_000
 LIVELOCK_WINDOW = 8  # the passes a Livelock error sums up
 DEFAULT_SETTLE_LIMIT = timedelta(hours=1)
-# kube-controller-manager's informer resync: ResyncPeriod is --min-resync-period (12h) times a
-# random factor in [1, 2); the engine takes the factor 1 (virtual time stays deterministic)
-RESYNC_PERIOD = timedelta(hours=12)
+# kube-controller-manager's informer resync: ResyncPeriod is --min-resync-period (12h by
+# default; recorded in ClusterConfigured when a run names another) times a random factor in
+# [1, 2); the engine takes the factor 1 (virtual time stays deterministic)
+RESYNC_PERIOD = timedelta(seconds=ev.DEFAULT_MIN_RESYNC_PERIOD_SECONDS)
 
 
 class Controller(Protocol):
@@ -145,6 +146,16 @@ def _fault_text(fault: ev.ApiFault) -> str:
     return f"{fault.code} to {fault.client or 'every workload controller'}'s {what}"
 
 
+def _go_duration(period: timedelta) -> str:
+    """A period as Go's time.Duration.String writes it, to the second (`12h0m0s`, `30m0s`)."""
+    seconds = period // timedelta(seconds=1)
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{seconds}s"
+    return f"{minutes}m{seconds}s" if minutes else f"{seconds}s"
+
+
 class Settled(msgspec.Struct, frozen=True):
     """How a run ended: at rest, or stopped at the settle bound with timers still pending."""
 
@@ -162,7 +173,8 @@ class Engine:
         settle_limit: timedelta = DEFAULT_SETTLE_LIMIT,
         kubernetes_version: str | None = None,
         pacing: ev.Pacing | None = None,
-        resync_period: timedelta | None = RESYNC_PERIOD,
+        resync_period: timedelta | None = None,
+        resync: bool = True,
     ) -> None:
         if controllers is None:
             from engine.actors import default_actors
@@ -181,8 +193,14 @@ class Engine:
         # it elsewhere follows events the actors never saw
         self.seen = self.cluster.position
         self.settle_limit = settle_limit
-        # the informers' periodic resync (None: never); see `_resync`
+        # `--min-resync-period`: recorded (ClusterConfigured) before this engine's first
+        # operation if the cluster has another; None keeps the recorded one (or the default).
+        # The resyncs follow the period the log records (`Cluster.min_resync_period`); `resync`
+        # False: none at all (tests)
+        if resync_period is not None and (resync_period <= timedelta(0) or resync_period % timedelta(seconds=1)):
+            raise ValueError(f"a ResyncPeriod is a positive whole number of seconds, not {resync_period}")
         self.resync_period = resync_period
+        self.resync = resync
         # the release to imitate, recorded (ClusterConfigured) before this engine's first
         # operation if the cluster has another, or none (then the default); None: keep it
         self.kubernetes_version = kubernetes_version
@@ -298,9 +316,9 @@ class Engine:
     def _resync_before(self, until: datetime) -> bool:
         """If the informers resync at or before `until` (virtual time passes their instant on its
         way to a timer or an operation there), do it; whether they did."""
-        if self.resync_period is None:
+        if not self.resync:
             return False
-        when = self.cluster.next_resync(self.resync_period)
+        when = self.cluster.next_resync()
         if when is None or when > until:
             return False
         self._resync(when)
@@ -309,10 +327,9 @@ class Engine:
     def _resync(self, when: datetime) -> None:
         """The shared informers' resync: every informer delivers UpdateFunc(old, cur) with equal
         objects; the actors' keys_for say which handlers enqueue."""
-        assert self.resync_period is not None
         if self.now is None or when > self.now:
             self.now = when
-        period = self.resync_period
+        period = self.cluster.min_resync_period
         self._emit(
             ev.InformersResynced,
             period_seconds=period // timedelta(seconds=1),
@@ -712,18 +729,35 @@ class Engine:
             self.settle()
 
     def _record_release(self) -> None:
+        """Record kube-controller-manager's configuration this run asks for (ClusterConfigured)
+        where it differs from the log's: the release (`--kubernetes-version`, recorded by a
+        store's first run in any case) and `--min-resync-period`; what a run leaves unnamed
+        keeps the recorded value."""
         self._release_recorded = True
         recorded = self.cluster.kubernetes_version
         wanted = self.kubernetes_version or recorded or DEFAULT_KUBERNETES_VERSION
+        recorded_period = self.cluster.min_resync_period
+        period = self.resync_period or recorded_period
+        if wanted == recorded and period == recorded_period:
+            return
         if wanted != recorded:
             was = f" (was {recorded})" if recorded else ""
-            self._emit(
-                ev.ClusterConfigured,
-                kubernetes_version=wanted,
-                by="admin",
-                reason="kubernetes-version",
-                message=f"the controllers imitate Kubernetes {wanted}{was}: its Go types name ReplicaSets and DaemonSet revisions",
-            )
+            reason = "kubernetes-version"
+            message = f"the controllers imitate Kubernetes {wanted}{was}: its Go types name ReplicaSets and DaemonSet revisions"
+            if period != recorded_period:
+                message += f"; the shared informers resync every {_go_duration(period)} (--min-resync-period, was {_go_duration(recorded_period)})"
+        else:
+            reason = "min-resync-period"
+            message = f"the shared informers resync every {_go_duration(period)} (--min-resync-period, was {_go_duration(recorded_period)})"
+        self._emit(
+            ev.ClusterConfigured,
+            kubernetes_version=wanted,
+            # the default's own int object: msgspec's omit_defaults compares ints by identity
+            min_resync_period_seconds=seconds if (seconds := period // timedelta(seconds=1)) != ev.DEFAULT_MIN_RESYNC_PERIOD_SECONDS else ev.DEFAULT_MIN_RESYNC_PERIOD_SECONDS,
+            by="admin",
+            reason=reason,
+            message=message,
+        )
 
     def finish(self, bound: datetime | None = None) -> Settled:
         """Keep advancing virtual time to the next due timer until the cluster is at rest, or

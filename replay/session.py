@@ -86,6 +86,7 @@ def run(
     observe: Callable[[Engine, AnyOperation | None], None] | None = None,
     kubernetes_version: str | None = None,
     pacing: Pacing | None = None,
+    resync_period: timedelta | None = None,
 ) -> tuple[RunSummary, Engine]:
     """Carry out `operations` on the stored cluster and append what happened.
 
@@ -98,7 +99,9 @@ def run(
     engine.api.gotypes.check_version) is the release the controllers imitate: recorded
     (ClusterConfigured) before the first operation if the cluster has another; None keeps the
     recorded one (the default for a cluster that has none). `pacing` (`--pace real`) paces the
-    controllers' writes as on a real cluster (recorded: PacingConfigured). Raises Rejected, LoopError, StoreError (StoreBusy,
+    controllers' writes as on a real cluster (recorded: PacingConfigured). `resync_period`
+    (`--min-resync-period`) is the informers' ResyncPeriod: recorded (ClusterConfigured) if the
+    cluster has another; None keeps the recorded one (12h for a cluster that has none). Raises Rejected, LoopError, StoreError (StoreBusy,
     InterruptedRun, StoreConflict ...)."""
     with store.writer(wait=wait) as writer:
         cluster = store.cluster_at(writer.base)
@@ -106,6 +109,7 @@ def run(
             operations = operations(cluster)
         salt = f"{salt}\nkubernetes-version={kubernetes_version}" if kubernetes_version else salt
         salt = f"{salt}\npace={msgspec.json.encode(pacing).decode()}" if pacing is not None else salt
+        salt = f"{salt}\nmin-resync-period={resync_period.total_seconds():g}" if resync_period is not None else salt
         identity = run_identity(writer.base, operations, settle, settle_limit, settle_until, salt)
         pending = writer.pending
         if pending is not None and pending.identity != identity:
@@ -115,6 +119,7 @@ def run(
                 return _run(
                     store, writer, cluster, operations, identity, pending, settle, settle_limit, settle_until,
                     description, chunk_events or CHUNK_EVENTS, observe, create_namespaces, kubernetes_version, pacing,
+                    resync_period,
                 )
         except BaseException:
             try:
@@ -140,13 +145,14 @@ def _run(
     create_namespaces: bool = False,
     kubernetes_version: str | None = None,
     pacing: Pacing | None = None,
+    resync_period: timedelta | None = None,
 ) -> tuple[RunSummary, Engine]:
     if pending is not None:
-        engine = Engine(store.cluster_at(pending.staged, staged=True), settle_limit=settle_limit, kubernetes_version=kubernetes_version, pacing=pacing)
+        engine = Engine(store.cluster_at(pending.staged, staged=True), settle_limit=settle_limit, kubernetes_version=kubernetes_version, pacing=pacing, resync_period=resync_period)
         engine.now = pending.now
         done, settling, bound = pending.operations_done, pending.settling, pending.bound
     else:
-        engine = Engine(cluster, settle_limit=settle_limit, kubernetes_version=kubernetes_version, pacing=pacing)
+        engine = Engine(cluster, settle_limit=settle_limit, kubernetes_version=kubernetes_version, pacing=pacing, resync_period=resync_period)
         done, settling, bound = 0, False, None
     engine.api.create_namespaces = create_namespaces
     resumed_at = done

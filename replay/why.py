@@ -22,7 +22,7 @@ VERBS = {
     "ObjectDeleted": "deleted",
     "WarningRecorded": "warning",
     "KubeletConfigured": "kubelet configured",
-    "ClusterConfigured": "Kubernetes version chosen",
+    "ClusterConfigured": "kube-controller-manager configured",
     "PacingConfigured": "real-cluster pacing chosen",
     "ClockAdvanced": "clock advanced",
     "InformersResynced": "informers resynced",

@@ -308,3 +308,148 @@ def test_a_paced_run_stores_whole_second_times_while_its_events_keep_the_millise
     # stored Ready time (10:00:00) is more than 5 s ago
     available = _first_available(engine, "ReplicaSet")
     assert T0 + timedelta(seconds=5) < available < T0 + timedelta(seconds=6), available
+
+
+# --- times inside opaque objects and managedFields (engine/api/gotypes/times.json) ------------------
+
+
+def _applied(*objects: dict[str, Any], at: datetime = T0) -> Engine:
+    return _engine(*(op.Apply(at=at, object=decode_object(o)) for o in objects))
+
+
+def _opaque(engine: Engine, kind: str, name: str, namespace: str = "default") -> dict[str, Any]:
+    obj = engine.cluster.get(kind, namespace, name)
+    assert obj is not None
+    return to_manifest(obj)
+
+
+def test_a_job_created_with_a_fractional_start_time_reads_whole_seconds() -> None:
+    """batch/v1 JobStatus.StartTime and CompletionTime are *metav1.Time: stored without the
+    fraction, as every JobCondition time and the pod template's creationTimestamp."""
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once", "namespace": "default"},
+           "spec": {"template": {"metadata": {"creationTimestamp": "2026-11-20T09:59:59.250Z"}, "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}},
+           "status": {"startTime": "2026-11-20T10:00:00.700Z", "completionTime": "2026-11-20T10:00:09.999999Z",
+                      "conditions": [{"type": "Complete", "status": "True", "lastProbeTime": "2026-11-20T10:00:09.5Z", "lastTransitionTime": "2026-11-20T10:00:09.5Z"}]}}
+    stored = _opaque(_applied(job), "Job", "once")
+    assert stored["status"] == {"startTime": "2026-11-20T10:00:00Z", "completionTime": "2026-11-20T10:00:09Z",
+                                "conditions": [{"type": "Complete", "status": "True", "lastProbeTime": "2026-11-20T10:00:09Z", "lastTransitionTime": "2026-11-20T10:00:09Z"}]}
+    assert stored["spec"]["template"]["metadata"] == {"creationTimestamp": "2026-11-20T09:59:59Z"}
+
+
+def test_an_events_event_time_keeps_its_microseconds_while_its_first_and_last_timestamps_are_whole() -> None:
+    """core/v1 Event: EventTime and Series.LastObservedTime are metav1.MicroTime (RFC3339Micro:
+    six digits, nanoseconds cut), FirstTimestamp and LastTimestamp metav1.Time."""
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web.1", "namespace": "default"},
+             "involvedObject": {"kind": "Pod", "name": "web", "namespace": "default"}, "reason": "Started",
+             "eventTime": "2026-11-20T10:00:00.123456789Z", "firstTimestamp": "2026-11-20T10:00:00.123Z",
+             "lastTimestamp": "2026-11-20T10:00:05.9Z", "series": {"count": 2, "lastObservedTime": "2026-11-20T10:00:05.5Z"}}
+    stored = _opaque(_applied(event), "Event", "web.1")
+    assert (stored["eventTime"], stored["firstTimestamp"], stored["lastTimestamp"], stored["series"]["lastObservedTime"]) == (
+        "2026-11-20T10:00:00.123456Z", "2026-11-20T10:00:00Z", "2026-11-20T10:00:05Z", "2026-11-20T10:00:05.500000Z")
+
+
+def test_a_custom_resources_creation_timestamp_is_truncated_but_its_spec_time_looking_string_is_untouched() -> None:
+    """The API server knows a custom resource's metadata (ObjectMeta: creationTimestamp, stamped
+    at the create's instant, and managedFields) and nothing of its schema."""
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget",
+              "metadata": {"name": "w", "namespace": "default",
+                           "managedFields": [{"manager": "kubectl", "operation": "Apply", "time": "2026-11-20T10:00:00.700Z"}]},
+              "spec": {"startTime": "2026-11-20T10:00:00.700Z"}, "status": {"lastTransitionTime": "2026-11-20T10:00:00.700Z"}}
+    engine = _applied(widget, at=AT_700)
+    stored = _opaque(engine, "Widget", "w")
+    assert stored["metadata"]["creationTimestamp"] == "2026-11-20T10:00:00Z"
+    assert stored["metadata"]["managedFields"] == [{"manager": "kubectl", "operation": "Apply", "time": "2026-11-20T10:00:00Z"}]
+    assert (stored["spec"], stored["status"]) == ({"startTime": "2026-11-20T10:00:00.700Z"}, {"lastTransitionTime": "2026-11-20T10:00:00.700Z"})
+    created = next(e for e in engine.events if isinstance(e, ev.ObjectEvent) and e.object.metadata.name == "w")
+    assert created.at == AT_700
+
+
+@pytest.mark.parametrize(
+    ("obj", "path", "given", "kept"),
+    [
+        pytest.param({"apiVersion": "batch/v1", "kind": "CronJob", "spec": {"schedule": "* * * * *"}}, ("status", "lastScheduleTime"), "2026-11-20T10:00:00.5Z", "2026-11-20T10:00:00Z", id="cronjob-last-schedule-time"),
+        pytest.param({"apiVersion": "batch/v1", "kind": "CronJob", "spec": {"schedule": "* * * * *"}}, ("status", "lastSuccessfulTime"), "2026-11-20T10:00:00.5Z", "2026-11-20T10:00:00Z", id="cronjob-last-successful-time"),
+        pytest.param({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}, ("spec", "renewTime"), "2026-11-20T10:00:00.123456789Z", "2026-11-20T10:00:00.123456Z", id="lease-renew-time-is-micro"),
+        pytest.param({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}, ("spec", "acquireTime"), "2026-11-20T10:00:00Z", "2026-11-20T10:00:00.000000Z", id="micro-time-written-with-six-digits"),
+        pytest.param({"apiVersion": "events.k8s.io/v1", "kind": "Event"}, ("deprecatedLastTimestamp",), "2026-11-20T10:00:00.5Z", "2026-11-20T10:00:00Z", id="events-k8s-io-deprecated-last-timestamp"),
+        pytest.param({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget"}, ("status", "disruptedPods", "web-0"), "2026-11-20T10:00:00.5Z", "2026-11-20T10:00:00Z", id="pdb-disrupted-pods-map-values"),
+        pytest.param({"apiVersion": "v1", "kind": "Namespace"}, ("status", "conditions", 0, "lastTransitionTime"), "2026-11-20T10:00:00.5Z", "2026-11-20T10:00:00Z", id="namespace-condition"),
+        pytest.param({"apiVersion": "v1", "kind": "ConfigMap"}, ("data", "startTime"), "2026-11-20T10:00:00.5Z", "2026-11-20T10:00:00.5Z", id="configmap-data-is-no-time"),
+        pytest.param({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema"}, ("status", "conditions", 0, "lastTransitionTime"), "2026-11-20T10:00:00.5Z", "2026-11-20T10:00:00Z", id="flowschema-condition-metav1-condition"),
+        # kinds whose schema kreplay carries refuse such text at decoding (schema.check); others keep it
+        pytest.param({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema"}, ("status", "conditions", 0, "lastTransitionTime"), "not a time", "not a time", id="a-text-that-is-no-time-is-left"),
+        pytest.param({"apiVersion": "batch/v1", "kind": "Job"}, ("status", "startTime"), "2026-11-20T12:00:00.5+02:00", "2026-11-20T12:00:00+02:00", id="zone-kept-as-the-typed-fields-keep-it"),
+    ],
+)
+def test_an_opaque_kinds_time_is_stored_as_its_go_type_says(obj: dict[str, Any], path: tuple[Any, ...], given: str, kept: str) -> None:
+    from engine.api.times import stored
+
+    body = json.loads(json.dumps(obj)) | {"metadata": {"name": "x", "namespace": "default"}}
+    node = body
+    for i, key in enumerate(path[:-1]):
+        node = node.setdefault(key, [] if isinstance(path[i + 1], int) else {}) if not isinstance(key, int) else _item(node, key)
+    if isinstance(path[-1], int):
+        raise AssertionError("a path ends at a key")
+    node[path[-1]] = given
+    out = to_manifest(stored(decode_object(body), "1.36"))
+    for key in path:
+        out = out[key]
+    assert out == kept
+
+
+def _item(node: list[Any], index: int) -> dict[str, Any]:
+    while len(node) <= index:
+        node.append({})
+    return node[index]  # type: ignore[no-any-return]
+
+
+def test_a_field_the_release_does_not_have_is_left_as_given() -> None:
+    """times.json is per release: batch/v1 CronJob is not served by 1.18 (batch/v1beta1 is), and
+    1.18's PersistentVolume has no lastPhaseTransitionTime."""
+    from engine.api.times import stored
+
+    cron = decode_object({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"}, "status": {"lastScheduleTime": "2026-11-20T10:00:00.5Z"}})
+    assert to_manifest(stored(cron, "1.18"))["status"]["lastScheduleTime"] == "2026-11-20T10:00:00.5Z"
+    assert to_manifest(stored(cron, "1.33"))["status"]["lastScheduleTime"] == "2026-11-20T10:00:00Z"
+    old = decode_object({"apiVersion": "batch/v1beta1", "kind": "CronJob", "metadata": {"name": "c"}, "status": {"lastScheduleTime": "2026-11-20T10:00:00.5Z"}})
+    assert to_manifest(stored(old, "1.18"))["status"]["lastScheduleTime"] == "2026-11-20T10:00:00Z"
+    pv = decode_object({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"}, "status": {"lastPhaseTransitionTime": "2026-11-20T10:00:00.5Z"}})
+    assert to_manifest(stored(pv, "1.18"))["status"]["lastPhaseTransitionTime"] == "2026-11-20T10:00:00.5Z"
+    assert to_manifest(stored(pv, "1.36"))["status"]["lastPhaseTransitionTime"] == "2026-11-20T10:00:00Z"
+
+
+def test_a_modeled_kinds_managed_fields_times_are_whole_seconds() -> None:
+    from engine.api.times import stored
+
+    deployment = _workload("Deployment")
+    meta = msgspec.structs.replace(deployment.metadata, unmodeled={"managedFields": [{"manager": "kubectl", "time": "2026-11-20T10:00:00.700Z"}]})
+    out = stored(msgspec.structs.replace(deployment, metadata=meta), "1.36")
+    assert out.metadata.unmodeled == {"managedFields": [{"manager": "kubectl", "time": "2026-11-20T10:00:00Z"}]}
+    assert stored(out, "1.36") is out
+
+
+def test_an_opaque_status_that_differs_only_below_the_second_is_no_write() -> None:
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once", "namespace": "default"},
+           "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}},
+           "status": {"startTime": "2026-11-20T10:00:00Z"}}
+    engine = _applied(job)
+    before = len(engine.events)
+    again = json.loads(json.dumps(job))
+    again["status"]["startTime"] = "2026-11-20T10:00:00.400Z"
+    engine.run([op.Apply(at=T0 + timedelta(seconds=1), object=decode_object(again))])
+    assert [type(e).__name__ for e in engine.events[before:]] == []
+
+
+def test_the_times_table_was_generated_from_the_same_upstream_tags_as_the_type_layouts() -> None:
+    from importlib import resources
+
+    from engine.api.gotypes import KUBERNETES_VERSIONS, opaque_times
+
+    table = opaque_times()
+    assert sorted(table["sources"]) == sorted(KUBERNETES_VERSIONS)
+    for release, tags in table["sources"].items():
+        layout = json.loads(resources.files("engine.api.gotypes").joinpath(f"v{release.replace('.', '_')}.json").read_text())
+        assert tags == {repo: source["tag"] for repo, source in layout["sources"].items()}
+    job = {tuple(path): (code, releases) for path, code, releases in table["kinds"]["batch/v1 Job"]}
+    assert job[("status", "startTime")] == ("time", list(KUBERNETES_VERSIONS))
+    assert {tuple(p): c for p, c, _ in table["kinds"]["v1 Event"]}[("eventTime",)] == "micro"

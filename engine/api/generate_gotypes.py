@@ -134,17 +134,18 @@ def imports(src: str) -> dict[str, str]:
     return found
 
 
-def qualify(expr: str, pkg: str, aliases: dict[str, str]) -> str:
-    """A Go type expression with each named type written as `pkgid.Name`."""
+def qualify(expr: str, pkg: str, aliases: dict[str, str], paths: dict[str, str] = IMPORT_PATHS) -> str:
+    """A Go type expression with each named type written as `pkgid.Name` (`paths`: import path
+    -> package id)."""
 
     def name(m: re.Match[str]) -> str:
         word = m.group(0)
         if "." in word:
             alias, _, rest = word.partition(".")
             path = aliases.get(alias)
-            if path not in IMPORT_PATHS:  # fails later if a type of PodTemplateSpec reaches it
+            if path not in paths:  # fails later if a type of PodTemplateSpec reaches it
                 return f"unknown-{alias}.{rest}"
-            return f"{IMPORT_PATHS[path]}.{rest}"
+            return f"{paths[path]}.{rest}"
         if word in BUILTINS or word == "map":
             return {"byte": "uint8", "rune": "int32"}.get(word, word)
         return f"{pkg}.{word}"
@@ -162,7 +163,7 @@ def json_name(tag: str, field: str) -> str:
     return name or field
 
 
-def declarations(src: str, pkg: str) -> dict[str, dict]:
+def declarations(src: str, pkg: str, paths: dict[str, str] = IMPORT_PATHS) -> dict[str, dict]:
     """The type declarations of one Go file: struct fields or underlying types."""
     src = strip_comments(src)
     aliases = imports(src)
@@ -184,13 +185,13 @@ def declarations(src: str, pkg: str) -> dict[str, dict]:
             if rest.startswith("struct"):
                 start = body.index("{", m.start(3))
                 end = matching(body, start)
-                found[name] = {"fields": struct_fields(body[start + 1 : end], pkg, aliases)}
+                found[name] = {"fields": struct_fields(body[start + 1 : end], pkg, aliases, paths)}
             elif not rest.startswith("func"):
-                found[name] = {"underlying": qualify(rest.split("`")[0].strip(), pkg, aliases)}
+                found[name] = {"underlying": qualify(rest.split("`")[0].strip(), pkg, aliases, paths)}
     return found
 
 
-def struct_fields(body: str, pkg: str, aliases: dict[str, str]) -> list[list[str]]:
+def struct_fields(body: str, pkg: str, aliases: dict[str, str], paths: dict[str, str] = IMPORT_PATHS) -> list[list[str]]:
     fields: list[list[str]] = []
     for raw in body.splitlines():
         line = raw.strip()
@@ -204,9 +205,9 @@ def struct_fields(body: str, pkg: str, aliases: dict[str, str]) -> list[list[str
         m = re.match(r"^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s+(\S.*)$", line)
         if m and not m.group(1).startswith("*"):
             for field in re.split(r"\s*,\s*", m.group(1)):
-                fields.append([field, qualify(m.group(2), pkg, aliases), json_name(tag, field)])
+                fields.append([field, qualify(m.group(2), pkg, aliases, paths), json_name(tag, field)])
         else:  # embedded: `metav1.TypeMeta`, `*inf.Dec`, `Format`
-            type_ = qualify(line, pkg, aliases)
+            type_ = qualify(line, pkg, aliases, paths)
             field = line.lstrip("*").rsplit(".", 1)[-1]
             fields.append([field, type_, json_name(tag, field)])
     return fields
@@ -216,29 +217,33 @@ def named_types(expr: str) -> list[str]:
     return re.findall(r"[a-z0-9]+\.[A-Za-z_]\w*", expr)
 
 
-def generate(repos: dict[str, str], release: str) -> dict:
+def release_tag(gitdir: str, release: str) -> tuple[str, str]:
+    """The newest final tag of a release (`1.33` -> `v0.33.13`) in a published repository, and
+    its commit."""
     minor = release.split(".")[1]
-    tags = {}
-    for repo, gitdir in repos.items():
-        # releases before 1.17 were tagged kubernetes-1.N.P in the published repositories
-        prefix = f"v0.{minor}." if int(minor) >= 17 else f"kubernetes-1.{minor}."
-        listed = subprocess.run(
-            ["git", "--git-dir", gitdir, "tag", "--list", f"{prefix}*"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.split()
-        final = [t for t in listed if re.fullmatch(re.escape(prefix) + r"\d+", t)]
-        if not final:
-            raise SystemExit(f"{gitdir}: no tag {prefix}N")
-        tag = max(final, key=lambda t: int(t.rsplit(".", 1)[1]))
-        commit = subprocess.run(
-            ["git", "--git-dir", gitdir, "rev-list", "-n1", tag],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-        tags[repo] = (tag, commit)
+    # releases before 1.17 were tagged kubernetes-1.N.P in the published repositories
+    prefix = f"v0.{minor}." if int(minor) >= 17 else f"kubernetes-1.{minor}."
+    listed = subprocess.run(
+        ["git", "--git-dir", gitdir, "tag", "--list", f"{prefix}*"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    final = [t for t in listed if re.fullmatch(re.escape(prefix) + r"\d+", t)]
+    if not final:
+        raise SystemExit(f"{gitdir}: no tag {prefix}N")
+    tag = max(final, key=lambda t: int(t.rsplit(".", 1)[1]))
+    commit = subprocess.run(
+        ["git", "--git-dir", gitdir, "rev-list", "-n1", tag],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return tag, commit
+
+
+def generate(repos: dict[str, str], release: str) -> dict:
+    tags = {repo: release_tag(gitdir, release) for repo, gitdir in repos.items()}
     declared: dict[str, dict] = dict(EXTERNAL)
     for pkg, (repo, path, _, files) in PACKAGES.items():
         tag = tags[repo][0]

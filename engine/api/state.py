@@ -148,6 +148,7 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     evictions: list[tuple[str, datetime, datetime]] = msgspec.field(default_factory=list)
     opaque: list[OpaqueObject] = msgspec.field(default_factory=list)  # kinds not modeled
     kubernetes_version: str = ""
+    min_resync_period_seconds: int = ev.DEFAULT_MIN_RESYNC_PERIOD_SECONDS
     quarantined: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
     silent_nodes: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
     pace_buckets: list[tuple[str, str, int, str, datetime | None]] = msgspec.field(default_factory=list)
@@ -229,6 +230,8 @@ class Cluster:
         self.kubelet = ev.KubeletPolicy()
         # the release the controllers imitate ("" until a run records one: then the default)
         self.kubernetes_version = ""
+        # kube-controller-manager's --min-resync-period as the log records it (ClusterConfigured)
+        self.min_resync_period = timedelta(seconds=ev.DEFAULT_MIN_RESYNC_PERIOD_SECONDS)
         self.by_uid: dict[str, ObjectKey] = {}
         self.dependents: dict[str, set[ObjectKey]] = {}
         # the same by (owner uid, dependent kind): a workload's revisions without its pods
@@ -381,11 +384,11 @@ class Cluster:
         pace = self.pace_timers
         return sorted(d for d in dues if not pace or (d, owner, key) not in pace)
 
-    def next_resync(self, period: timedelta) -> datetime | None:
-        """When the informers resync next: a period after the last resync, or after the log
-        began (None before any event)."""
+    def next_resync(self) -> datetime | None:
+        """When the informers resync next: the recorded --min-resync-period after the last
+        resync, or after the log began (None before any event)."""
         last = self.resynced or self.started
-        return last + period if last is not None else None
+        return last + self.min_resync_period if last is not None else None
 
     def next_timer(self) -> datetime | None:
         return self.timers[0][0] if self.timers else None
@@ -413,6 +416,7 @@ class Cluster:
                 evictions=sorted((k, c, d) for k, (c, d) in self.evictions.items()),
                 opaque=[o for kind in sorted(self.objects) if kind not in KINDS for o in self.list(kind)],  # type: ignore[misc]
                 kubernetes_version=self.kubernetes_version,
+                min_resync_period_seconds=self.min_resync_period // timedelta(seconds=1),
                 quarantined=sorted(self.quarantined.items()),
                 silent_nodes=sorted(self.silent_nodes.items()),
                 pace_buckets=[(name, *b.state()) for name, b in sorted(self.pace_buckets.items())],
@@ -442,6 +446,7 @@ class Cluster:
         cluster.now = snap.now
         cluster.kubelet = snap.kubelet
         cluster.kubernetes_version = snap.kubernetes_version
+        cluster.min_resync_period = timedelta(seconds=snap.min_resync_period_seconds)
         cluster.timer_set_at = {(d, o, k): p for d, o, k, p in snap.timers}
         for d, o, k, _ in snap.timers:
             cluster.timer_dues.setdefault((o, k), set()).add(d)
@@ -507,6 +512,7 @@ class Cluster:
             self.kubelet = event.policy
         elif isinstance(event, ev.ClusterConfigured):
             self.kubernetes_version = event.kubernetes_version
+            self.min_resync_period = timedelta(seconds=event.min_resync_period_seconds)
         elif isinstance(event, ev.PacingConfigured):
             # a later paced run with the same QPS and burst continues each bucket where it is
             p = event.pacing

@@ -4,24 +4,32 @@ metav1.Time marshals to JSON as RFC 3339 with seconds (Time.MarshalJSON) and to 
 its nanoseconds (Time.ProtoTime leaves `Nanos` out), so whatever instant a client or the API
 server itself stamps, the stored object, and so every informer's copy, holds it truncated to the
 second: creationTimestamp, deletionTimestamp, a condition's lastTransitionTime, lastUpdateTime
-and lastHeartbeatTime, a pod's startTime, a taint's timeAdded. metav1.MicroTime (an
-events.k8s.io Event's eventTime, a Lease's renewTime) keeps microseconds; no modeled kind has
-one, and opaque objects are stored as they came. The engine's own clock (an event's `at`, a
-timer's due) keeps its sub-second instant: it is the controllers' and kubelets' clocks, not
-something the API server stores.
+and lastHeartbeatTime, a pod's startTime, a taint's timeAdded. metav1.MicroTime (an Event's
+eventTime, a Lease's renewTime) marshals with exactly six fractional digits
+(MicroTime.MarshalJSON's RFC3339Micro): it keeps microseconds. The engine's own clock (an
+event's `at`, a timer's due) keeps its sub-second instant: it is the controllers' and kubelets'
+clocks, not something the API server stores.
 
 Every datetime field of the modeled Structs (engine.api.objects) is a metav1.Time; which fields
-those are is read from the Struct types once per class, so a new one is covered too.
+those are is read from the Struct types once per class, so a new one is covered too. The rest is
+JSON text: every object's `metadata.managedFields[].time` (a custom resource's too: its metadata
+is the API server's ObjectMeta), and the fields of the built-in kinds kept opaque that upstream's
+Go types declare metav1.Time or MicroTime (a Job's status.startTime, an Event's eventTime), per
+release, as engine/api/generate_times.py listed them in engine/api/gotypes/times.json. A custom
+resource's own fields are left as given: the API server knows nothing of their types.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 import msgspec
 
-from engine.api.objects import replace
+from engine.api.gotypes import opaque_times
+from engine.api.objects import KubeObject, OpaqueObject, replace
 
 _TIME, _STRUCT, _LIST = 0, 1, 2
 # per Struct class: (field name, _TIME / _STRUCT / _LIST, the Struct class below or None)
@@ -95,3 +103,89 @@ def _plan(cls: type) -> _Plan:
 
 def _members(t: msgspec.inspect.Type) -> tuple[msgspec.inspect.Type, ...]:
     return t.types if isinstance(t, msgspec.inspect.UnionType) else (t,)
+
+
+# --- times in JSON text: managedFields, opaque objects ---------------------------------------------
+
+# A trie of JSON paths: a key, "[]" (a list's items) or "{}" (a map's values) -> the node below,
+# or the field's code at a path's end: "time" (metav1.Time) or "micro" (metav1.MicroTime)
+_Node = dict[str, "_Node | str"]
+# every object's metadata: ObjectMeta.ManagedFields[].Time (the typed creation and deletion
+# timestamps are whole_seconds')
+_METADATA: _Node = {"managedFields": {"[]": {"time": "time"}}}
+_RFC3339 = re.compile(r"(\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d)(\.\d*)?([Zz]|[+-]\d\d:\d\d)")
+
+
+def stored(obj: KubeObject, release: str) -> KubeObject:
+    """`obj` with every time the API server knows the type of as it stores it: the typed
+    metav1.Time fields (whole_seconds), `metadata.managedFields[].time`, and an opaque built-in
+    kind's Time and MicroTime fields at `release`'s Go types. The same object when nothing
+    changes."""
+    obj = whole_seconds(obj)
+    meta = obj.metadata
+    if meta.unmodeled:
+        cut = _cut(meta.unmodeled, _METADATA)
+        if cut is not meta.unmodeled:
+            obj = replace(obj, metadata=replace(meta, unmodeled=cut))
+    if type(obj) is OpaqueObject and obj.unmodeled:
+        node = _opaque(release).get((obj.api_version, obj.kind))
+        if node is not None:
+            cut = _cut(obj.unmodeled, node)
+            if cut is not obj.unmodeled:
+                obj = replace(obj, unmodeled=cut)
+    return obj
+
+
+@cache
+def _opaque(release: str) -> dict[tuple[str, str], _Node]:
+    """(apiVersion, kind) -> the trie of its Time and MicroTime fields at `release`."""
+    tries: dict[tuple[str, str], _Node] = {}
+    for key, entries in opaque_times()["kinds"].items():
+        api_version, kind = key.split(" ")
+        for path, code, releases in entries:
+            if release not in releases:
+                continue
+            node = tries.setdefault((api_version, kind), {})
+            for segment in path[:-1]:
+                node = node.setdefault(segment, {})  # type: ignore[assignment]
+            node[path[-1]] = code
+    return tries
+
+
+def _cut(value: Any, node: _Node | str) -> Any:
+    """`value` (JSON) with the times `node` names as stored; the same object when none changes."""
+    if isinstance(node, str):
+        return _time_text(value, node) if type(value) is str else value
+    if isinstance(value, list):
+        below = node.get("[]")
+        if below is None or not value:
+            return value
+        items = [_cut(item, below) for item in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if not isinstance(value, dict) or not value:
+        return value
+    changes: dict[str, Any] | None = None
+    each = node.get("{}")
+    for key, below in ((k, each) for k in value) if each is not None else node.items():
+        old = value.get(key)
+        if old is None:
+            continue
+        new = _cut(old, below)  # type: ignore[arg-type]
+        if new is not old:
+            changes = changes or {}
+            changes[key] = new
+    return value if changes is None else {**value, **changes}
+
+
+def _time_text(text: str, code: str) -> str:
+    """An RFC 3339 text as the API server writes it back: a metav1.Time without its fraction
+    (Time.MarshalJSON), a MicroTime with exactly six fractional digits (MicroTime.MarshalJSON);
+    text that is no RFC 3339 time is left as it is."""
+    m = _RFC3339.fullmatch(text)
+    if m is None:
+        return text
+    if code == "time":
+        return text if m.group(2) is None else m.group(1) + m.group(3)
+    fraction = ((m.group(2) or ".")[1:] + "000000")[:6]
+    micro = f"{m.group(1)}.{fraction}{m.group(3)}"
+    return text if micro == text else micro

@@ -437,6 +437,37 @@ def add_pace_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kube-api-burst", type=int, default=None, metavar="N", help="With --pace real: each controller's client-side burst, as kube-controller-manager's flag (default 30)")
 
 
+def add_resync_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--min-resync-period",
+        default=None,
+        metavar="DURATION",
+        help="As kube-controller-manager's flag: the shared informers resync every DURATION of virtual time (12h, 30m, 90s; the engine takes upstream's random factor as 1). Default: the period the store records, else 12h; another one is recorded in the log",
+    )
+
+
+def resync_period_of(args: argparse.Namespace, verb: str):  # -> datetime.timedelta | None
+    """`--min-resync-period DURATION` (Go's time.ParseDuration) -> the period; None when not
+    given (the recorded one is kept); a usage error for a bad, zero, negative or sub-second one."""
+    from datetime import timedelta
+
+    from replay.history import parse_duration
+
+    text = args.min_resync_period
+    if text is None:
+        return None
+    sign = text[:1] if text[:1] in ("+", "-") and len(text) > 1 else ""  # Go's ParseDuration takes a sign
+    try:
+        seconds = parse_duration(text[len(sign):])
+    except ValueError as exc:
+        raise UsageError(f"--min-resync-period: {exc}", verb=verb) from None
+    if sign == "-" or seconds <= 0:
+        raise UsageError(f"--min-resync-period: must be a positive duration, not {text!r}", verb=verb)
+    if seconds != int(seconds):
+        raise UsageError(f"--min-resync-period: must be a whole number of seconds, not {text!r}", verb=verb)
+    return timedelta(seconds=int(seconds))
+
+
 def pacing_of(args: argparse.Namespace, verb: str):  # -> engine.events.Pacing | None
     """The pacing `--pace real` asks for (None: instant); a usage error for bad values."""
     from engine.loop import real_pacing

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +51,16 @@ def _is_history(text: str) -> bool:
     return text.endswith((".jsonl", ".json", ".jsonl.gz")) and ":" not in text.split("/")[0]
 
 
-def load_run(text: str, *, options: Sequence[str] = (), pacing: ev.Pacing | None = None) -> Run:
-    """A store URL or SQLite file (read), or a history (replayed in memory, paced by `pacing`)."""
+def load_run(text: str, *, options: Sequence[str] = (), pacing: ev.Pacing | None = None, resync_period: timedelta | None = None) -> Run:
+    """A store URL or SQLite file (read), or a history (replayed in memory, paced by `pacing`,
+    its informers resynced every `resync_period`, None: 12h; a store is read as it was run)."""
     from engine.store import EventStore, StoreError
 
     if _is_history(text):
         from replay.verify.verification import VerifyError, replay_history
 
         try:
-            replayed = replay_history(text, options=options, pacing=pacing)
+            replayed = replay_history(text, options=options, pacing=pacing, resync_period=resync_period)
         except VerifyError as exc:
             raise DiffError(str(exc)) from None
         return Run(source=text, events=replayed.events, cluster=replayed.cluster)

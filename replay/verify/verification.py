@@ -80,11 +80,13 @@ def replay_history(
     settle: timedelta = timedelta(hours=1),
     operations: list[AnyOperation] | None = None,
     pacing: ev.Pacing | None = None,
+    resync_period: timedelta | None = None,
 ) -> Replayed:
     """Replay a history in memory (raises VerifyError for bad input). The engine runs exactly
     as `kreplay replay` runs it (each operation, then to rest within `settle` of virtual time),
     so the events are those `replay` would append; they are kept in memory, not in a store,
-    since verify only reads them once. `pacing` (`--pace real`) paces the controllers' writes."""
+    since verify only reads them once. `pacing` (`--pace real`) paces the controllers' writes;
+    `resync_period` (`--min-resync-period`) is the informers' ResyncPeriod (None: 12h)."""
     from engine.loop import Engine, LoopError
     from engine.operations import Rejected
     from replay.history import HistoryError, load_history, locate
@@ -96,7 +98,7 @@ def replay_history(
             raise VerifyError(f"error: {exc}") from None
     try:
         with engine_options.applied(options):
-            engine = Engine(settle_limit=settle, pacing=pacing)
+            engine = Engine(settle_limit=settle, pacing=pacing, resync_period=resync_period)
             for operation in operations:
                 engine.run([operation])
             if engine.now is not None:
@@ -444,6 +446,7 @@ def verify(
     settle: timedelta = timedelta(hours=1),
     capture_format: str = "",
     pacing: ev.Pacing | None = None,
+    resync_period: timedelta | None = None,
 ) -> Verification:
     """Replay `history` and compare the engine's decisions with its recorded outcome. `history`
     may also be a raw capture without a sidecar: it is imported in memory first (in
@@ -483,7 +486,7 @@ def verify(
             f"error: {path}: the recorded outcome{fmt} holds no applied write by a controller kreplay models, "
             f"so there is nothing to verify the engine's decisions against"
         )
-    replayed = replay_history(history, options=options, settle=settle, operations=operations, pacing=pacing)
+    replayed = replay_history(history, options=options, settle=settle, operations=operations, pacing=pacing, resync_period=resync_period)
     engine_log = from_events(replayed.events)
     recorded = from_outcome(writes, known=_known_objects(replayed.events), line_at=replayed.line_at,
                             deleter_unknown=header.format == "watch")

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from replay.cli.common import Parents, Subparsers, add_pace_arguments, pacing_of
+from replay.cli.common import (
+    Parents,
+    Subparsers,
+    add_pace_arguments,
+    add_resync_argument,
+    pacing_of,
+    resync_period_of,
+)
 
 DESCRIPTION = """Compare two runs of a cluster: A and B are stores (sqlite:PATH, a SQLite file, postgresql://...) or histories (replayed in memory, nothing is written).
 
@@ -30,6 +37,7 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
     p.add_argument("--no-timelines", action="store_true", help="Leave the aligned decision timelines out of the text")
     p.add_argument("--engine-option", action="append", default=[], help=argparse.SUPPRESS)
     add_pace_arguments(p)
+    add_resync_argument(p)
     p.set_defaults(func=cmd_diff)
 
 
@@ -46,8 +54,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         raise UsageError(str(exc), verb="diff") from None
     try:
         pacing = pacing_of(args, "diff")
-        a = load_run(args.a, pacing=pacing)
-        b = load_run(args.b, options=args.engine_option, pacing=pacing)
+        resync_period = resync_period_of(args, "diff")
+        a = load_run(args.a, pacing=pacing, resync_period=resync_period)
+        b = load_run(args.b, options=args.engine_option, pacing=pacing, resync_period=resync_period)
         result = diff_runs(a, b)
     except DiffError as exc:
         raise UserError(str(exc)) from None

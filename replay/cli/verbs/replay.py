@@ -12,7 +12,9 @@ from replay.cli.common import (
     UsageError,
     add_bool,
     add_pace_arguments,
+    add_resync_argument,
     pacing_of,
+    resync_period_of,
 )
 
 DESCRIPTION = """Replay a history file (JSON Lines, one operation a line: docs/history-format.md) into the store and run the controllers to rest.
@@ -33,7 +35,7 @@ EXAMPLES = """  # Replay the DaemonSet seed into the default store (sqlite:krepl
 def register(subparsers: Subparsers, parents: Parents) -> None:
     from replay.cli.progress import add_progress
 
-    p = subparsers.add_parser("replay", parents=[parents.store, parents.write], help="Replay a history file and run the controllers to rest", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay replay HISTORY.jsonl [--lines N[-M]] [--settle DURATION] [--kubernetes-version X.Y] [--feature-gates NAME=BOOL] [options]")
+    p = subparsers.add_parser("replay", parents=[parents.store, parents.write], help="Replay a history file and run the controllers to rest", description=DESCRIPTION, epilog=EXAMPLES, usage="kreplay replay HISTORY.jsonl [--lines N[-M]] [--settle DURATION] [--kubernetes-version X.Y] [--min-resync-period DURATION] [--feature-gates NAME=BOOL] [options]")
     p.add_argument("history", nargs="+", metavar="HISTORY.jsonl")
     p.add_argument("--from", dest="from_", default="", metavar="FORMAT", help="Import the files named (audit, watch, simkube, snapshot, or auto: the content tells) and replay them in one step; writes no history file")
     add_bool(p, "--append", help="Add the history on top of the cluster the store already holds (otherwise a store that holds one is refused).")
@@ -59,7 +61,8 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
         help="As kube-controller-manager's flag: PodGC deletes terminated pods above N, evicted then oldest first; 0 turns it off (default 12500)",
     )
     add_pace_arguments(p)
-    p.add_argument("--settle", default="1h", help="How much virtual time may pass after the last operation while timers still fire (default 1h)")
+    add_resync_argument(p)
+    p.add_argument("--settle", default="1h", help="How much virtual time may pass after the last operation while timers still fire (default 1h); a cluster at rest does not wait for the informers' next resync")
     add_progress(p)
     p.set_defaults(func=cmd_replay)
 
@@ -91,6 +94,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     _set_feature_gates(args.feature_gates)
     kubernetes_version = _kubernetes_version(args.kubernetes_version)
     pacing = pacing_of(args, "replay")
+    resync_period = resync_period_of(args, "replay")
     if args.terminated_pod_gc_threshold < 0:
         raise UsageError("--terminated-pod-gc-threshold: must be 0 or more", verb="replay")
     import engine.controllers.evictions as podgc
@@ -130,6 +134,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 create_namespaces=args.create_namespaces,
                 kubernetes_version=kubernetes_version,
                 pacing=pacing,
+                resync_period=resync_period,
             )
         except Rejected as exc:
             from replay.verify.verification import PACE_HINT

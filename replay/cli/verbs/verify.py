@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import argparse
 
-from replay.cli.common import Parents, Subparsers, add_pace_arguments, pacing_of
+from replay.cli.common import (
+    Parents,
+    Subparsers,
+    add_pace_arguments,
+    add_resync_argument,
+    pacing_of,
+    resync_period_of,
+)
 
 DESCRIPTION = """Replay a history in memory (the store is not touched) and compare, owner by owner, the engine's decisions with the recorded outcome beside it (HISTORY.outcome.jsonl, written by `kreplay import`): pods, ReplicaSets, ControllerRevisions and claims created and deleted, ReplicaSet scalings, revisions and hash labels, rollout status. A raw capture (audit log, watch stream, SimKube trace, snapshot) is imported in memory first.
 
@@ -37,6 +44,7 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
     p.add_argument("--all", action="store_true", help="List every divergence, not only the first of each owner")
     p.add_argument("--engine-option", action="append", default=[], help=argparse.SUPPRESS)
     add_pace_arguments(p)
+    add_resync_argument(p)
     p.set_defaults(func=cmd_verify)
 
 
@@ -57,6 +65,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         settle = timedelta(seconds=parse_duration(args.settle))
     except ValueError as exc:
         raise UsageError(f"--settle: {exc}", verb="verify") from None
+    resync_period = resync_period_of(args, "verify")
     try:
         engine_options.parse(args.engine_option)
     except engine_options.OptionError as exc:
@@ -68,7 +77,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     try:
         result = verify(args.history, outcome=args.outcome or None, tolerance=tolerance,
                         options=args.engine_option, settle=settle, capture_format=args.from_,
-                        pacing=pacing_of(args, "verify"))
+                        pacing=pacing_of(args, "verify"), resync_period=resync_period)
     except VerifyError as exc:
         raise UserError(str(exc)) from None
     if args.output == "json":
