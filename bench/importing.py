@@ -17,13 +17,13 @@ file's size.
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
+
+from bench.child import run as measured
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "tests" / "captures" / "seeds" / "web-app.audit.jsonl"
@@ -89,11 +89,16 @@ def generate(path: Path, megabytes: float) -> int:
 
 def _run(script: str, *args: str) -> tuple[float, float, str]:
     """(seconds the child measured around its work, peak RSS MB of the child, the rest of its
-    stdout); the interpreter's start is not counted."""
-    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=ROOT, check=True)
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    seconds, _, rest = proc.stdout.partition(" ")
-    return float(seconds), peak_kb / 1024, rest
+    stdout); the interpreter's start is not counted. The peak is the child's own
+    (`bench.child`), not the largest of the bench's children so far."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        usage = measured([sys.executable, "-c", script, *args], cwd=str(ROOT), stdout=out, stderr=err)
+        out.seek(0)
+        err.seek(0)
+        if usage.returncode != 0:
+            raise SystemExit(f"{' '.join(args[:1])}: the child failed: {err.read().decode(errors='replace').strip()}")
+        seconds, _, rest = out.read().decode().partition(" ")
+    return float(seconds), usage.rss_mb, rest
 
 
 def measure(megabytes: float) -> ImportResult:
@@ -101,7 +106,6 @@ def measure(megabytes: float) -> ImportResult:
         log = Path(tmp) / "audit.log"
         records = generate(log, megabytes)
         size = log.stat().st_size / (1024 * 1024)
-        # RUSAGE_CHILDREN's maxrss is the largest child so far: run the smaller one first
         decode_s, decode_peak, _ = _run(DECODE, str(log))
         import_s, import_peak, out = _run(IMPORT, str(log), str(Path(tmp) / "history.jsonl"))
         _, operations, writes = (int(x) for x in out.split())

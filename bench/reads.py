@@ -4,7 +4,7 @@ The store is built once and kept under `/tmp/kreplay-bench-reads/` (rebuilt when
 layout, `LAYOUT` below, changes, or with `KREPLAY_BENCH_READS_REBUILD=1`): a Deployment of N
 replicas rolled through 13 image changes, each long after the last came to rest (full: 10,000
 replicas, about 1,020,000 events; small: 1,000 replicas, about 100,000). Building it replays in
-a child process whose peak RSS is read from the kernel (`wait4`): issue 17's bounded-memory
+a child process whose own peak RSS is read from the kernel (`wait4` through `bench.child`): issue 17's bounded-memory
 figure.
 
 Then each read runs as `kreplay VERB ... --store sqlite:...` in a fresh process, output to
@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.child import run as measured
 from bench.store_scale import replay_in_child
 
 # bump when the store's tables change: a store built by older code is then rebuilt
@@ -65,14 +64,11 @@ class ReadResult:
 
 
 def _peak_rss(argv: Sequence[str], cwd: str | None = None) -> tuple[float, float, float]:
-    """(wall, cpu, own peak RSS MB) of one child, measured with wait4 so figures do not mix."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"`kreplay {' '.join(argv[3:])}` failed (exit {os.waitstatus_to_exitcode(status)})")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    """(wall, cpu, own peak RSS MB) of one child (`bench.child`: not the bench's own peak)."""
+    usage = measured(argv, cwd=cwd)
+    if usage.returncode != 0:
+        raise SystemExit(f"`kreplay {' '.join(argv[3:])}` failed (exit {usage.returncode})")
+    return usage.wall, usage.cpu, usage.rss_mb
 
 
 def build(scale: str) -> Built:

@@ -2,7 +2,7 @@
 memory, and how fast single-object reads are on the store it leaves.
 
 A Deployment of N replicas rolled through K image changes (each long after the last came to
-rest) is replayed in a child process whose peak RSS is read from the kernel (`wait4`); then
+rest) is replayed in a child process whose own peak RSS is read from the kernel (`wait4`, through `bench.child`); then
 `kreplay why pod/P`, `describe pod P` and `get pods` run as separate processes on the store,
 each timed with its own peak RSS. The defaults (10,000 replicas, 13 changes) give about a
 million events; the goals (issue 17) are a peak RSS under 400 MB for the replay and `why` and
@@ -12,16 +12,14 @@ million events; the goals (issue 17) are a peak RSS under 400 MB for the replay 
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 from bench import workloads as w
+from bench.child import run as measured
 from bench.scenarios import _kubelets_ready_after
 from engine.operations import AnyOperation, Apply
 
@@ -58,38 +56,33 @@ with EventStore(url) as store:
 class ChildReplay:
     wall: float  # seconds
     cpu: float  # seconds, user + system
-    rss_mb: float  # the child's own peak RSS (wait4)
+    rss_mb: float  # the child's own peak RSS (bench.child)
     events: int  # the store's head afterwards
     pod: str  # a live pod at the head
 
 
 def replay_in_child(replicas: int, changes: int, url: str) -> ChildReplay:
     """Replay `rollouts(replicas, changes)` into the store at `url` in a child process, timed,
-    with the child's peak RSS read from the kernel (`wait4`). Its output goes to files, not
+    with the child's own peak RSS (`bench.child`). Its output goes to files, not
     pipes, so a big output cannot block the child while we wait for it."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(replicas), str(changes), url], stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
+        usage = measured([sys.executable, "-c", CHILD, str(replicas), str(changes), url], stdout=out, stderr=err)
         out.seek(0)
         err.seek(0)
-        if os.waitstatus_to_exitcode(status) != 0:
+        if usage.returncode != 0:
             raise SystemExit(f"the bench store's replay failed: {err.read().decode(errors='replace').strip()}")
         events, pod = out.read().decode().split()
-    return ChildReplay(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, int(events), pod)
+    return ChildReplay(usage.wall, usage.cpu, usage.rss_mb, int(events), pod)
 
 
 def _run(argv: list[str]) -> tuple[float, float]:
     """(wall seconds, peak RSS MB) of one child process (its output is dropped)."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - started
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed: {err.strip()}")
-    return seconds, usage.ru_maxrss / 1024
+    with tempfile.TemporaryFile() as err:
+        usage = measured(argv, stderr=err)
+        err.seek(0)
+        if usage.returncode != 0:
+            raise SystemExit(f"{' '.join(argv[:4])} failed: {err.read().decode(errors='replace').strip()}")
+    return usage.wall, usage.rss_mb
 
 
 def main(argv: list[str] | None = None) -> int:
