@@ -218,3 +218,38 @@ def test_the_failed_update_warnings_are_derived_for_describe_on_the_set() -> Non
     assert [(w["reason"], w["involvedObject"]["kind"], w["involvedObject"]["name"]) for w in warnings] == [("FailedUpdate", "StatefulSet", "web")]
     assert warnings[0]["count"] == len([e for e in of(engine, ev.RequestRefused) if e.reason == "FailedUpdate"]) > 1
     assert warnings[0]["message"].startswith('update Pod web-0 in StatefulSet web failed error: Pod "web-0" is invalid: spec: Forbidden: ')
+
+
+def test_why_names_the_pod_lacking_its_claim_volume_and_says_to_delete_it() -> None:
+    from engine.controllers.statefulset import blocking_pod
+
+    engine = _adopted_without_claim_volume()
+    sts = engine.cluster.get("StatefulSet", "default", "web")
+    found = blocking_pod(sts, engine.cluster, engine.now)  # type: ignore[arg-type]
+    assert found is not None and found[0] == "web-0"
+    assert "do not mount the set's claims (data-web-0)" in found[1] and "delete web-0" in found[1]
+
+
+def test_kreplay_why_ends_with_the_pod_lacking_its_claim_volume_while_the_sets_syncs_keep_failing(tmp_path: Any, capsys: Any) -> None:
+    """`why` reads the set from its stream, where its failed syncs and refused requests come
+    after its last state; the set is still found and its blocker named."""
+    import json
+
+    from replay.cli import main
+
+    lines = [
+        {"at": T.format(0), "op": "apply", "object": NODE},
+        {"at": T.format(0), "op": "apply", "object": _set(claims=False)},
+        {"at": T.format(10), "op": "delete", "kind": "StatefulSet", "name": "web", "propagationPolicy": "Orphan"},
+        {"at": T.format(11), "op": "apply", "object": _set(claims=True)},
+    ]
+    history = tmp_path / "h.jsonl"
+    history.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    store = f"sqlite:{tmp_path / 'k.db'}"
+    assert main(["replay", str(history), "--store", store]) == 0
+    err = capsys.readouterr().err
+    assert "statefulset-controller default/web:" in err and "failed syncs in a row" in err, err
+    assert main(["why", "sts/web", "--store", store]) == 0
+    out = capsys.readouterr().out
+    last = out.strip().splitlines()[-1]
+    assert "blocked on pod web-0: its volumes do not mount the set's claims (data-web-0)" in last, last

@@ -1015,7 +1015,9 @@ def blocking_pod(sts: StatefulSet, cluster: Cluster, now: datetime) -> tuple[str
     Follows updateStatefulSet's stopping points: under OrderedReady the first ordinal that is
     not Running, Ready and available stops creation, scale-down and the rolling update (kubernetes
     issue 67250: reverting the template does not help while that pod stays broken); in every
-    mode the rolling update waits for the highest not-yet-healthy updated pod.
+    mode a pod whose volumes do not mount the set's claims fails every sync (UpdateStatefulPod's
+    refused storage update), and the rolling update waits for the highest not-yet-healthy
+    updated pod.
     """
     if sts.metadata.deletion_timestamp is not None:
         return None
@@ -1041,6 +1043,13 @@ def blocking_pod(sts: StatefulSet, cluster: Cluster, now: datetime) -> tuple[str
                     f"controller waits for it before replacing it, so delete {pod.metadata.name} to let the rollout continue"
                 )
             return pod.metadata.name, _why_unhealthy(pod, min_ready, now) + note
+        if not is_terminating(pod) and not _storage_matches(sts, pod):
+            claims = ", ".join(claim_name(t.metadata.name, sts, ordinal) for t in sts.spec.volume_claim_templates)
+            return pod.metadata.name, (
+                f"its volumes do not mount the set's claims ({claims}); StatefulSet {sts.metadata.name} updates it to mount "
+                f"them and the API server refuses the update (a pod's volumes are immutable), so every sync fails: delete "
+                f"{pod.metadata.name} to let the set create it with its claims"
+            )
     if sts.spec.update_strategy.type == "RollingUpdate":
         ru = sts.spec.update_strategy.rolling_update
         update_min = (ru.partition or 0) if ru is not None else 0
