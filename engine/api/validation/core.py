@@ -468,7 +468,7 @@ UPDATABLE_POD_SPEC_FIELDS = ",".join(
     )
 )
 # 1.18's ValidatePodUpdate: one sentence, before the terminationGracePeriodSeconds relaxation
-# (1.21) and scheduling gates (1.26)
+# (1.22, kubernetes#98866) and scheduling gates (1.26)
 UPDATABLE_POD_SPEC_FIELDS_1_18 = (
     "`spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or "
     "`spec.tolerations` (only additions to existing tolerations)"
@@ -569,7 +569,7 @@ def validate_pod_update(new: Pod, old: Pod, release: str) -> Errors:
     - `activeDeadlineSeconds`: set from nil, or lowered, never back to nil;
     - `tolerations`: only additions (validateOnlyAddedTolerations; an existing one's
       `tolerationSeconds` may change);
-    - from 1.21: `terminationGracePeriodSeconds` set to 1 when it was negative;
+    - from 1.22 (kubernetes#98866): `terminationGracePeriodSeconds` set to 1 when it was negative;
     - from 1.26: `schedulingGates`: only removals (validateOnlyDeletedSchedulingGates);
     - from 1.27, for a pod that still has scheduling gates: additions to `nodeSelector`
       (validateNodeSelectorMutation) and to its required node affinity's terms
