@@ -278,7 +278,8 @@ class FaultInjected(Event, kw_only=True):
 
 class RequestRefused(Event, kw_only=True):
     """The API server refused a controller's request (an injected fault, or its own answer to a
-    create of a name that is taken: 409 AlreadyExists): nothing changed. `owner_kind`/
+    create of a name that is taken: 409 AlreadyExists, or to a pod update ValidatePodUpdate
+    refuses: 422 Invalid): nothing changed. `owner_kind`/
     `owner_name` name the workload the request was for, the object upstream's
     FailedCreate/FailedDelete Warning is about; `fault` is the FaultInjected position (0 for
     the API server's own answer)."""

@@ -128,6 +128,9 @@ CONFLICT = 409
 # the API server's own answer to a create of a name that is taken: 409 with reason AlreadyExists
 # (`engine.loop.Engine.refuse`), not an injected fault's Conflict
 ALREADY_EXISTS = 409
+# the API server's own answer to a pod update ValidatePodUpdate refuses: 422 with reason Invalid
+# (`engine.loop.Engine._invalid`)
+INVALID = 422
 TIMEOUT = 504
 # the requests a timed-out fault may have carried out (`written`): creates, updates (status
 # writes included) and deletes, whose effect the informers see; not a binding

@@ -561,14 +561,16 @@ class Engine:
 
     def refuse(self, client: str, command: cmd.Command, trigger: int) -> ev.RequestRefused | None:
         """Does an injected fault refuse this request, or the API server itself (a create of a
-        name that exists: 409 AlreadyExists)? If so, record the refusal (nothing else changes)
-        and return it."""
+        name that exists: 409 AlreadyExists; a pod update that changes what ValidatePodUpdate
+        keeps: 422 Invalid)? If so, record the refusal (nothing else changes) and return it."""
         if self.cluster.faults and client in faults.FAULTABLE_CLIENTS:
             refused = self._faulted(client, command, trigger)
             if refused is not None:
                 return refused
         if isinstance(command, cmd.CreateObject) and command.object.metadata.name:
             return self._already_exists(client, command, trigger)
+        if isinstance(command, cmd.UpdateObject) and isinstance(command.object, Pod):
+            return self._invalid(client, command, trigger)
         return None
 
     def _already_exists(self, client: str, command: cmd.CreateObject, trigger: int) -> ev.RequestRefused | None:
@@ -596,6 +598,35 @@ class Engine:
             owner_name=owner[1] if owner else "",
             code=code,
             status_reason="AlreadyExists",
+            error=error,
+        )
+        assert isinstance(event, ev.RequestRefused)
+        return event
+
+    def _invalid(self, client: str, command: cmd.UpdateObject, trigger: int) -> ev.RequestRefused | None:
+        """The API server's answer to a pod update ValidatePodUpdate refuses (podStrategy's
+        ValidateUpdate: NewInvalid, 422), a refusal on the sync's error path like
+        `_already_exists` (the StatefulSet's updateStorage adding claim volumes to a pod:
+        UpdateStatefulPod's recordPodEvent FailedUpdate, and the sync returns the error)."""
+        error = self.api.invalid_update(command.object)
+        if not error:
+            return None
+        meta = command.object.metadata
+        code = faults.INVALID
+        owner = self._owner_of(command, "Pod", meta.namespace, meta.name) if client in faults.WORKLOAD_CLIENTS else None
+        reason, message = _refusal_event(client, "update", "", "Pod", meta.name, owner, error, code, "Invalid")
+        audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
+        event = self._record(
+            ev.RequestRefused,
+            audit,
+            verb="update",
+            kind="Pod",
+            namespace=meta.namespace,
+            name=meta.name,
+            owner_kind=owner[0] if owner else "",
+            owner_name=owner[1] if owner else "",
+            code=code,
+            status_reason="Invalid",
             error=error,
         )
         assert isinstance(event, ev.RequestRefused)
@@ -1261,6 +1292,9 @@ def _refusal_event(
         noun = "Pod" if kind == "Pod" else "Claim"
         reason = "FailedCreate" if verb == "create" else "FailedDelete"
         return reason, f"{verb} {noun} {name} in StatefulSet {owner[1]} failed error: {error}"
+    if client == "statefulset-controller" and owner and verb == "update" and not subresource and kind == "Pod":
+        # UpdateStatefulPod: recordPodEvent("update", ...) once it attempted the update
+        return "FailedUpdate", f"update Pod {name} in StatefulSet {owner[1]} failed error: {error}"
     if client not in faults.WORKLOAD_CLIENTS:  # the garbage collector and kubelets only log it
         what = f"{verb} {kind} {name}" + (f" ({subresource})" if subresource else "")
         return "request-refused", f"{what} refused: {code} {error}"

@@ -57,9 +57,15 @@ def objects(store: EventStore, keys: Iterable[ObjectKey], position: int | None =
     return _of_streams(store, streams, end)
 
 
+def _last_state(stream: Sequence[ev.AnyEvent]) -> ev.AnyEvent | None:
+    return next((e for e in reversed(stream) if isinstance(e, ev.ObjectEvent | ev.ObjectDeleted)), None)
+
+
 def _of_streams(store: EventStore, streams: Iterable[Sequence[ev.AnyEvent]], end: int) -> Cluster:
-    """A cluster of the objects whose streams are given, each as its last event leaves it."""
-    last = {stream[-1].position: stream[-1] for stream in streams if stream}
+    """A cluster of the objects whose streams are given, each as its last event that carries
+    its state leaves it (a stream also holds the requests refused about the object and the
+    failed syncs of its key: a StatefulSet whose syncs keep failing ends with a SyncFailed)."""
+    last = {e.position: e for e in map(_last_state, streams) if e is not None}
     cluster = Cluster()
     for position in sorted(last):
         cluster.evolve(last[position])

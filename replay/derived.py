@@ -28,7 +28,7 @@ WORKLOAD_CONTROLLERS = {
     "StatefulSet": "statefulset-controller",
 }
 # the reasons of the refused requests upstream records a Warning event for
-REFUSAL_WARNINGS = ("FailedCreate", "FailedDelete", "ReplicaSetCreateError", "FailedScheduling")
+REFUSAL_WARNINGS = ("FailedCreate", "FailedDelete", "FailedUpdate", "ReplicaSetCreateError", "FailedScheduling")
 # "Reason: message: detail" prefixes the deployment controller puts in its audit messages, and
 # the event type upstream records them with (deployment/sync.go, rollback.go)
 DEPLOYMENT_REASONS = {

@@ -992,3 +992,25 @@ def test_a_run_resumed_mid_sleep_continues_the_retry():
     assert [(e.at, type(e).__name__, getattr(e, "key", "")) for e in before + resumed.events] == [
         (e.at, type(e).__name__, getattr(e, "key", "")) for e in whole.events
     ]
+
+
+def test_a_refused_identity_update_records_failed_update_TestStatefulPodControlUpdateIdentityFailure():
+    """UpdateStatefulPod: the update that restores a pod's identity label is refused, so
+    recordPodEvent records one Warning, FailedUpdate with the error, and the sync returns it;
+    the requeue's sync restores the label."""
+    from replay.derived import derive_events
+
+    label = "statefulset.kubernetes.io/pod-name"
+    unlabel = {"at": at(30), "op": "patch", "kind": "Pod", "namespace": "default", "name": "foo-0", "merge": {"metadata": {"labels": {label: None}}}}
+    engine = replay(
+        node("n"), statefulset(1),
+        fault(29, client="statefulset-controller", verb="update", kind="Pod", code=500, message="etcd down", count=1),
+        unlabel,
+    )
+    (refused,) = [e for e in engine.events if isinstance(e, ev.RequestRefused) and e.by == "statefulset-controller"]
+    assert (refused.verb, refused.kind, refused.name, refused.reason) == ("update", "Pod", "foo-0", "FailedUpdate")
+    assert refused.message == f"update Pod foo-0 in StatefulSet foo failed error: {refused.error}"
+    warnings = [(w["reason"], w["involvedObject"]["kind"], w["count"]) for w in derive_events(engine.events) if w["type"] == "Warning"]
+    assert warnings == [("FailedUpdate", "StatefulSet", 1)]
+    pod = engine.cluster.pod("default", "foo-0")
+    assert pod is not None and pod.metadata.labels.get(label) == "foo-0", "the requeued sync restored the identity"

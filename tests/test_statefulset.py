@@ -1816,26 +1816,108 @@ def test_a_running_pod_gets_its_identity_label_back_TestUpdateIdentity() -> None
     assert ss._identity_matches(m.sts(), m.pod(0))
 
 
-def test_a_pod_whose_volumes_miss_the_claims_gets_the_claims_but_keeps_its_volumes_TestUpdateStorage() -> None:
-    """UpdateStatefulPod: `if !storageMatches { updateStorage; createPersistentVolumeClaims }`;
-    the pod update that follows is refused by pod validation (volumes are immutable), so only
-    the claims appear and the pod is left as it is."""
+def _pod_without_claim_volumes(m: Manager, ordinal: int = 0) -> Pod:
+    """A running, ready pod of the set that mounts none of its claims: made by hand (a real
+    cluster's API server accepts it on create; only updates are held to the old spec)."""
+    sts = m.sts()
+    pod = ss.new_pod(sts, sts.spec.template, _current_revision(m), ordinal)
+    kept = [v for v in pod.spec.volumes if v.persistent_volume_claim is None]
+    assert len(kept) < len(pod.spec.volumes), "the set's template has claims"
+    m.run(op.Apply(at=m.now, object=replace(pod, spec=replace(pod.spec, volumes=kept))))
+    m.bind(m.pod(ordinal))
+    m.set_running_and_ready(ordinal)
+    assert not ss._storage_matches(sts, m.pod(ordinal))
+    return m.pod(ordinal)
+
+
+def test_a_pod_missing_its_claim_volumes_is_sent_with_them_after_its_claims_TestStatefulPodControlUpdatesPodStorage() -> None:
+    """Upstream's row: UpdateStatefulPod on a pod whose claim volumes were removed creates the
+    claims (one SuccessfulCreate) and updates the pod with updateStorage's volumes, so that
+    storageMatches(set, updated) holds for what was sent. Upstream's fake client accepts the
+    update; the engine's API server answers it as a real one does (the next test)."""
     m = Manager(gc=False)
     m.add_set(sts_manifest(1))
-    scale_up(m)
-    pod = m.pod(0)
-    claims = [v.persistent_volume_claim.claim_name for v in pod.spec.volumes if v.persistent_volume_claim]
-    assert claims
-    kept = [v for v in pod.spec.volumes if v.persistent_volume_claim is None]
-    m.execute(cmd.UpdateObject(object=replace(pod, spec=replace(pod.spec, volumes=kept)), reason="test", message=""))
-    for name in claims:
-        claim = m.cluster.get("PersistentVolumeClaim", NS, name)
-        assert claim is not None
-        m.execute(cmd.delete_of(claim, "test", ""))
+    pod = _pod_without_claim_volumes(m)
     done = m.sync()
-    assert not done.updates
-    assert all(m.cluster.get("PersistentVolumeClaim", NS, name) is not None for name in claims)
+    assert done.claim_creates == ["datadir-foo-0"], _explain(done)
+    (update,) = [c for c in done.refused if isinstance(c, cmd.UpdateObject)]
+    sent = update.object
+    assert isinstance(sent, Pod) and ss._storage_matches(m.sts(), sent), "Name update failed identity does not match"
+    assert [v.name for v in sent.spec.volumes] == ["datadir"] + [v.name for v in pod.spec.volumes]
+    assert m.pod(0).spec.volumes == pod.spec.volumes, "the refused update changed nothing"
+
+
+def test_a_pod_update_adding_claim_volumes_is_answered_422_and_fails_the_sync_with_failed_update() -> None:
+    """ValidatePodUpdate refuses the volume change (`spec: Forbidden: pod updates may not
+    change fields other than ...`): UpdateStatefulPod records FailedUpdate with the API
+    server's message and the sync returns the error; the claims made before it stay."""
+    m = Manager(gc=False)
+    m.add_set(sts_manifest(1))
+    _pod_without_claim_volumes(m)
+    done = m.sync()
+    forbidden = (
+        'Pod "foo-0" is invalid: spec: Forbidden: pod updates may not change fields other than '
+        "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+        "`spec.tolerations` (only additions to existing tolerations),"
+        "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
+    )
+    assert done.failed and done.error == f"422 Invalid: {forbidden}"
+    (answer,) = [e for e in done.events if isinstance(e, ev.RequestRefused)]
+    assert (answer.verb, answer.kind, answer.name, answer.code, answer.status_reason, answer.fault) == ("update", "Pod", "foo-0", 422, "Invalid", 0)
+    assert (answer.reason, answer.message) == ("FailedUpdate", f"update Pod foo-0 in StatefulSet foo failed error: {forbidden}")
+    assert "datadir-foo-0" in m.claims()
     assert not ss._storage_matches(m.sts(), m.pod(0))
+    again = m.sync()
+    assert again.failed and again.claim_creates == [], "the next sync finds the claim and is refused again"
+
+
+def test_a_pod_whose_claim_is_being_deleted_is_not_updated_and_fails_with_failed_update() -> None:
+    """UpdateStatefulPod: createPersistentVolumeClaims' error is recorded (recordPodEvent
+    "update") and returned before the pod update is attempted."""
+    m = Manager(gc=False)
+    sts = m.add_set(sts_manifest(1))
+    _pod_without_claim_volumes(m)
+    _hold_and_delete_claim(m, sts, "datadir-foo-0")
+    done = m.sync()
+    assert done.failed and done.error == "pvc datadir-foo-0 is being deleted"
+    assert done.warnings == ["update Pod foo-0 in StatefulSet foo failed error: pvc datadir-foo-0 is being deleted"]
+    assert not [c for c in done.commands + done.refused if isinstance(c, cmd.UpdateObject) and isinstance(c.object, Pod)]
+
+
+def test_a_refused_storage_update_under_parallel_lets_its_batch_go_and_returns_before_process_condemned() -> None:
+    """runForAll (Parallel) runs processReplica in slowStartBatch batches: foo-0's create (batch
+    1) goes out, foo-1's refused storage update (batch 2) ends the pass, and updateStatefulSet
+    returns its error there: condemned foo-2 is not deleted, the status computed so far is
+    written, the sync fails."""
+    m = Manager(gc=False)
+    m.add_set(sts_manifest(2, parallel=True))
+    _pod_without_claim_volumes(m, 1)
+    m.add_pod(2, revision=_current_revision(m))
+    m.set_running_and_ready(2)
+    done = m.sync()
+    assert done.creates == ["foo-0"], _explain(done)
+    assert [c.object.metadata.name for c in done.refused if isinstance(c, cmd.UpdateObject)] == ["foo-1"]
+    assert not [c for c in done.commands if isinstance(c, cmd.DeleteObject)], "processCondemned is not reached"
+    assert done.failed and done.error.startswith('422 Invalid: Pod "foo-1" is invalid: spec: Forbidden: ')
+    assert [c for c in done.commands if isinstance(c, cmd.UpdateStatus)], "the status is written despite the error"
+    assert m.pod(2).metadata.deletion_timestamp is None
+
+
+def test_a_refused_storage_update_writes_the_status_from_before_the_rolling_update() -> None:
+    """updateStatefulSet returns at runForAll's error with the status it computed so far: the
+    rolling update's `status.CurrentReplicas--` never happens (its delete is never decided),
+    under Parallel as under OrderedReady."""
+    m = Manager(gc=False)
+    m.add_set(sts_manifest(2, parallel=True))
+    m.add_pod(0, revision=_current_revision(m))
+    m.set_running_and_ready(0)
+    _pod_without_claim_volumes(m, 1)
+    assert m.sync().failed and m.sts().status.current_replicas == 2
+    m.set_image("nginx:2")
+    done = m.sync()
+    assert done.failed and not [c for c in done.commands + done.refused if isinstance(c, cmd.DeleteObject)], _explain(done)
+    assert m.sts().status.current_replicas == 2, "the status written is the one before the rolling update"
+    assert m.sts().status.updated_replicas == 0
 
 
 def test_is_running_and_ready_TestIsRunningAndReady() -> None:

@@ -42,6 +42,8 @@ from engine.api.pods import with_condition
 from engine.api.state import Cluster
 from engine.api.storageclasses import default_class
 from engine.api.times import stored
+from engine.api.validation.core import validate_pod_update
+from engine.api.validation.field import FieldError, aggregate
 from engine.api.validation.formats import dns1123_label
 from engine.operations import Rejected
 
@@ -198,13 +200,36 @@ class ApiServer:
             candidate = replace(candidate, status=old.status)  # status has its own endpoint
         elif isinstance(old, OpaqueObject) and isinstance(candidate, OpaqueObject):
             candidate = strategy.prepare_opaque_update(candidate, old)
-        candidate = self._stored(self._admit(candidate, old), audit)
+        candidate = self._admit(candidate, old)
+        if isinstance(old, Pod) and isinstance(candidate, Pod) and candidate.spec != old.spec:
+            refused = self.pod_update_errors(candidate, old)
+            if refused:
+                raise Rejected(invalid_message(candidate, refused), field=refused[0].path)
+        candidate = self._stored(candidate, audit)
         if candidate == old:
             return old  # a no-op write records nothing
         if old.metadata.deletion_timestamp and not candidate.metadata.finalizers:
             self._gone(old, audit)
             return candidate
         return self._emit(event, candidate, audit, stored=True)
+
+    def pod_update_errors(self, new: Pod, old: Pod) -> list[FieldError]:
+        """ValidatePodUpdate's spec rules for the release the cluster imitates (podStrategy's
+        ValidateUpdate), for a pod already defaulted by `_admit`."""
+        return validate_pod_update(new, old, self.cluster.release)
+
+    def invalid_update(self, obj: KubeObject) -> str:
+        """The 422 Invalid message the API server answers a controller's update of a pod with
+        (its Status message: `Pod "web-0" is invalid: spec: Forbidden: ...`), "" when it is
+        valid: the same candidate and rules as `update`, nothing written."""
+        if not isinstance(obj, Pod):
+            return ""
+        old = self.cluster.get("Pod", obj.metadata.namespace, obj.metadata.name)
+        if not isinstance(old, Pod) or obj.spec == old.spec:
+            return ""
+        candidate = default_toleration_seconds(admission.apply_defaults(obj))  # as `_admit`
+        refused = self.pod_update_errors(candidate, old) if candidate.spec != old.spec else []  # type: ignore[attr-defined]
+        return invalid_message(candidate, refused) if refused else ""
 
     def update_status(self, obj: KubeObject, audit: Audit, event: type[ev.ObjectEvent] = ev.StatusUpdated) -> KubeObject:
         kind = kind_of(obj)
@@ -348,7 +373,6 @@ class ApiServer:
             # the scheduler made (apply leaves fields it never set alone)
             obj = admission.apply_defaults(obj)
             obj = replace(obj, spec=replace(obj.spec, node_name=obj.spec.node_name or old.spec.node_name))
-            _check_pod_update(old, obj)
         # kubectl apply's three-way merge keeps annotations the manifest never set and a
         # controller added (the Deployment's revision); it drops only what an earlier apply set
         kept = {k: v for k, v in old.metadata.annotations.items() if k in CONTROLLER_ANNOTATIONS and k not in obj.metadata.annotations}
@@ -424,8 +448,6 @@ class ApiServer:
             raise Rejected(f"the patched object is invalid: {exc.message}", field=field) from None
         new = _with_cause(new, cause)
         self._check_user_write(new, old)
-        if isinstance(old, Pod):
-            _check_pod_update(old, new)  # type: ignore[arg-type]
         if isinstance(old, Node) and new.status != old.status:  # type: ignore[attr-defined]
             self.update_status(new, audit, ev.NodeConditionChanged)
         self.update(new, audit)
@@ -555,19 +577,9 @@ def _with_cause(obj: KubeObject, cause: str) -> KubeObject:
     return replace(obj, metadata=replace(obj.metadata, annotations=annotations))
 
 
-def _check_pod_update(old: Pod, new: Pod) -> None:
-    """Mirrors ValidatePodUpdate: only container images and added tolerations may change.
-    Admission runs first, so the default tolerations an earlier write got are added again."""
-    new = default_toleration_seconds(new)
-    def frozen_spec(pod: Pod) -> Any:
-        containers = [replace(c, image="") for c in pod.spec.containers]
-        return replace(pod.spec, containers=containers, tolerations=[])
-    if frozen_spec(old) != frozen_spec(new) or not all(t in new.spec.tolerations for t in old.spec.tolerations):
-        raise Rejected(
-            "Forbidden: pod updates may not change fields other than `spec.containers[*].image` "
-            "or `spec.tolerations` (only additions to existing tolerations)",
-            field="spec",
-        )
+def invalid_message(obj: KubeObject, errors: list[FieldError]) -> str:
+    """Mirrors apierrors.NewInvalid's message: `Pod "web-0" is invalid: ...`."""
+    return f'{kind_of(obj)} "{obj.metadata.name}" is invalid: {aggregate(errors)}'
 
 
 def merge_patch(target: Any, patch: Any) -> Any:

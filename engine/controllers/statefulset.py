@@ -556,6 +556,10 @@ class _Sync:
         self.update_template = sts.spec.template
         # (step of a rolling-update delete, the status updateStatefulSet returns if it is refused)
         self.status_if_refused: list[tuple[str, StatefulSetStatus]] = []
+        # processReplica returns an error whatever the API server answers (a ReturnError, or a
+        # pod update validation refuses): runForAll returns it after the call's batch, so
+        # updateStatefulSet returns the status before processCondemned and the rolling update
+        self.errored = False
 
     def pod_requests(self) -> list[cmd.Command]:
         """updateStatefulSet's requests, each in the "pods" step unless it has its own below it."""
@@ -599,6 +603,7 @@ class _Sync:
         (`verb`: CreateStatefulPod's "create", UpdateStatefulPod's "update"); processReplica
         returns it (`engine.commands.ReturnError`)."""
         sts, step = self.sts, self.claims_step(pod)
+        self.errored = True
         if verb:
             failed = cmd.ReturnError(
                 kind="StatefulSet",
@@ -638,6 +643,33 @@ class _Sync:
             elif is_terminating(existing):
                 deleting.append(f"pvc {pvc.metadata.name} is being deleted")
         return deleting
+
+    def update_storage(self, pod: Pod) -> None:
+        """Mirrors UpdateStatefulPod for a pod whose volumes do not mount the set's claims
+        (storageMatches): updateIdentity and updateStorage on the pod, createPersistentVolumeClaims
+        (its error recorded as FailedUpdate, and no update), UpdatePodClaimForRetentionPolicy,
+        then the pod update. The API server refuses that update (a pod's volumes are immutable:
+        ValidatePodUpdate's 422 Invalid, `engine.loop.Engine._invalid`), recordPodEvent records
+        FailedUpdate with its message and the sync returns the error (rate-limited requeue)."""
+        name = pod.metadata.name
+        deleting = self.create_missing_claims(pod, "the pod's volumes do not mount the set's claims")
+        if deleting:
+            self.fail(pod, _aggregate(deleting), "update")
+            return
+        self.commands += _claim_retention_commands(self.cluster, self.sts, pod, f"{name} is in range")
+        labels = {**pod.metadata.labels, POD_NAME_LABEL: name}
+        volumes = _with_storage(self.sts, pod.spec.volumes, ordinal_of(pod))
+        fixed = replace(pod, metadata=replace(pod.metadata, labels=labels), spec=replace(pod.spec, volumes=volumes))
+        claims = ", ".join(claim_name(t.metadata.name, self.sts, ordinal_of(pod)) for t in self.sts.spec.volume_claim_templates)
+        self.commands.append(
+            cmd.UpdateObject(
+                object=fixed,
+                reason="storage-restored",
+                message=f"update Pod {name} in {self.label} successful: its volumes did not mount the set's claims ({claims})",
+                step=f"{PODS_STEP}/{name}/update",
+            )
+        )
+        self.errored = True  # storageMatches was false, so the volumes change: always refused
 
     def delete_pod(self, pod: Pod, reason: str, why: str) -> None:
         self.commands.append(cmd.delete_of(pod, reason, f"delete Pod {pod.metadata.name} in {self.label} successful: {why}"))
@@ -770,7 +802,7 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
     def process_replica(i: int) -> bool:
         return _process_replica(sync, slots[i], i, start, monotonic)
 
-    if _run_for_all(len(slots), process_replica, monotonic):
+    if _run_for_all(len(slots), process_replica, monotonic) or sync.errored:
         return status()
 
     claims_group, condemned_group = parallel_phase_groups(count, len(condemned))
@@ -896,16 +928,10 @@ def _process_replica_requests(sync: _Sync, pod: Pod, i: int, start: int, monoton
             return True
     if monotonic and (is_terminating(pod) or not running_and_ready(pod) or not running_and_available(pod, min_ready, now)):
         return True
-    storage_ok = _storage_matches(sts, pod)
-    if not storage_ok:
-        # mirrors UpdateStatefulPod: the missing claims are created first; the volume change
-        # itself is then refused by pod update validation (a pod's volumes are immutable), so
-        # the pod keeps its volumes and upstream retries the update with backoff
-        deleting = sync.create_missing_claims(pod, "the pod's volumes do not cover the set's claims")
-        if deleting:
-            sync.fail(pod, _aggregate(deleting), "update")
-            return True
-    elif not _identity_matches(sts, pod):
+    if not _storage_matches(sts, pod):
+        sync.update_storage(pod)
+        return True  # the update is refused (or a claim is still being deleted): an error
+    if not _identity_matches(sts, pod):
         fixed = replace(pod, metadata=replace(pod.metadata, labels={**pod.metadata.labels, POD_NAME_LABEL: name}))
         sync.commands.append(cmd.UpdateObject(object=fixed, reason="identity-restored", message=f"update Pod {name} in {sync.label} successful: its {POD_NAME_LABEL} label did not match its name"))
     sync.commands += _claim_retention_commands(sync.cluster, sts, pod, f"{name} is in range")
@@ -989,7 +1015,9 @@ def blocking_pod(sts: StatefulSet, cluster: Cluster, now: datetime) -> tuple[str
     Follows updateStatefulSet's stopping points: under OrderedReady the first ordinal that is
     not Running, Ready and available stops creation, scale-down and the rolling update (kubernetes
     issue 67250: reverting the template does not help while that pod stays broken); in every
-    mode the rolling update waits for the highest not-yet-healthy updated pod.
+    mode a pod whose volumes do not mount the set's claims fails every sync (UpdateStatefulPod's
+    refused storage update), and the rolling update waits for the highest not-yet-healthy
+    updated pod.
     """
     if sts.metadata.deletion_timestamp is not None:
         return None
@@ -1015,6 +1043,13 @@ def blocking_pod(sts: StatefulSet, cluster: Cluster, now: datetime) -> tuple[str
                     f"controller waits for it before replacing it, so delete {pod.metadata.name} to let the rollout continue"
                 )
             return pod.metadata.name, _why_unhealthy(pod, min_ready, now) + note
+        if not is_terminating(pod) and not _storage_matches(sts, pod):
+            claims = ", ".join(claim_name(t.metadata.name, sts, ordinal) for t in sts.spec.volume_claim_templates)
+            return pod.metadata.name, (
+                f"its volumes do not mount the set's claims ({claims}); StatefulSet {sts.metadata.name} updates it to mount "
+                f"them and the API server refuses the update (a pod's volumes are immutable), so every sync fails: delete "
+                f"{pod.metadata.name} to let the set create it with its claims"
+            )
     if sts.spec.update_strategy.type == "RollingUpdate":
         ru = sts.spec.update_strategy.rolling_update
         update_min = (ru.partition or 0) if ru is not None else 0

@@ -255,6 +255,8 @@ class StatefulSetIndex(EventIndex[_Entry]):
         for i in list(entry.busy):
             if s._process_replica(sync, slot(i), i, start, monotonic) and monotonic:
                 return status
+        if sync.errored:  # runForAll's error (Parallel): updateStatefulSet returns there
+            return status
         # 2. and 3. the condemned pods, highest ordinal first
         condemned = sorted(
             (p for o, group in entry.at.items() if not start <= o < start + count for p in group.values()),

@@ -451,3 +451,188 @@ def validate_service(svc: Service, old: Service | None) -> Errors:
     # only ValidateService's ObjectMeta check: a Service's name is a DNS-1035 label
     # (ValidateServiceName)
     return validate_meta(svc.metadata, old.metadata if old is not None else None, dns1035_label)
+
+
+# --- pod updates ------------------------------------------------------------------------------
+
+# mirrors updatablePodSpecFields (1.33 on; 1.27-1.32 name updatablePodSpecFieldsNoResources, the
+# list without `spec.containers[*].resources` they give while InPlacePodVerticalScaling is off,
+# its default there), joined with "," as ValidatePodUpdate joins it
+UPDATABLE_POD_SPEC_FIELDS = ",".join(
+    (
+        "`spec.containers[*].image`",
+        "`spec.initContainers[*].image`",
+        "`spec.activeDeadlineSeconds`",
+        "`spec.tolerations` (only additions to existing tolerations)",
+        "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+    )
+)
+# 1.18's ValidatePodUpdate: one sentence, before the terminationGracePeriodSeconds relaxation
+# (1.22, kubernetes#98866) and scheduling gates (1.26)
+UPDATABLE_POD_SPEC_FIELDS_1_18 = (
+    "`spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds` or "
+    "`spec.tolerations` (only additions to existing tolerations)"
+)
+# the releases whose ValidatePodUpdate has neither the terminationGracePeriodSeconds relaxation
+# nor scheduling gates (and the gated pods' nodeSelector and node affinity additions, 1.27)
+_POD_UPDATE_1_18 = frozenset({"1.18"})
+_MAX_INT32 = 2**31 - 1
+
+
+def _no_empty_lists(value: Any) -> Any:
+    """A wire value compared as apiequality.Semantic.DeepEqual compares the Go value it decodes
+    to: an empty slice equals a nil one (a JSON list is always a Go slice)."""
+    if isinstance(value, dict):
+        return {k: _no_empty_lists(v) for k, v in value.items() if v != []}
+    if isinstance(value, list):
+        return [_no_empty_lists(v) for v in value]
+    return value
+
+
+def _container_update_errors(new: list[Any], old: list[Any], path: str) -> tuple[Errors, bool]:
+    """Mirrors ValidateContainerUpdates: (errors, stop) for one list of containers."""
+    if len(new) != len(old):
+        return [forbidden(path, "pod updates may not add or remove containers")], True
+    errs: Errors = []
+    for i, c in enumerate(new):
+        image = str(c.get("image") or "") if isinstance(c, dict) else ""
+        if not image:
+            errs.append(required(f"{path}[{i}].image"))
+        if len(image.strip()) != len(image):  # Go's strings.TrimSpace: Unicode white space
+            errs.append(invalid(f"{path}[{i}].image", image, "must not have leading or trailing whitespace"))
+    return errs, False
+
+
+def _only_added_tolerations(new: list[Toleration], old: list[Toleration], path: str) -> Errors:
+    """Mirrors validateOnlyAddedTolerations: every old toleration is still there, its
+    tolerationSeconds alone may change (ValidateTolerations of the new ones is validate_pod's)."""
+    for o in old:
+        if not any(replace(o, toleration_seconds=n.toleration_seconds) == n for n in new):
+            return [forbidden(path, "existing toleration can not be modified except its tolerationSeconds")]
+    return []
+
+
+def _only_deleted_scheduling_gates(new: list[Any], old: list[Any], path: str) -> Errors:
+    """Mirrors validateOnlyDeletedSchedulingGates (its map's order made the gates' order)."""
+    old_names = {g.get("name") for g in old if isinstance(g, dict)}
+    added: dict[str, int] = {}
+    for i, gate in enumerate(new):
+        name = gate.get("name") if isinstance(gate, dict) else None
+        if isinstance(name, str):
+            added[name] = i
+    return [
+        forbidden(f"{path}[{i}].name", f"only deletion is allowed, but found new scheduling gate '{name}'")
+        for name, i in sorted(added.items(), key=lambda kv: kv[1])
+        if name not in old_names
+    ]
+
+
+def _go_term(term: Any) -> GoStruct:
+    """A core.NodeSelectorTerm as field.Error prints the internal type: Go field names."""
+    def requirements(items: Any) -> list[GoStruct] | None:
+        if not items:
+            return None
+        return [GoStruct(Key=r.get("key", ""), Operator=r.get("operator", ""), Values=r.get("values") or None) for r in items]
+    term = term if isinstance(term, dict) else {}
+    return GoStruct(MatchExpressions=requirements(term.get("matchExpressions")), MatchFields=requirements(term.get("matchFields")))
+
+
+def _node_affinity_mutation(new: Any, old: Any, path: str) -> Errors:
+    """Mirrors validateNodeAffinityMutation: a gated pod's required node selector terms may only
+    gain requirements (validateNodeSelectorTermHasOnlyAdditions)."""
+    old_terms = ((old or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []
+    if not old_terms:
+        return []
+    new_terms = ((new or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms") or []
+    at = f"{path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+    if len(old_terms) != len(new_terms):
+        return [invalid(at, [_go_term(t) for t in new_terms], "no additions/deletions to non-empty NodeSelectorTerms list are allowed")]
+    errs: Errors = []
+    for i, (n, o) in enumerate(zip(new_terms, old_terms, strict=True)):
+        n, o = _no_empty_lists(n or {}), _no_empty_lists(o or {})
+        only_added = all(
+            len(o.get(k) or []) <= len(n.get(k) or []) and (n.get(k) or [])[: len(o.get(k) or [])] == (o.get(k) or [])
+            for k in ("matchExpressions", "matchFields")
+        )
+        if not only_added:
+            errs.append(invalid(f"{at}[{i}]", _go_term(new_terms[i]), "only additions are allowed (no mutations or deletions)"))
+    return errs
+
+
+def validate_pod_update(new: Pod, old: Pod, release: str) -> Errors:
+    """Mirrors ValidatePodUpdate's rules for the spec (ValidateObjectMetaUpdate and the new pod's
+    own validation are `validate_meta_update` and `validate_pod`): the spec may not change but
+    for what updatablePodSpecFields names, each rule upstream's, in its order:
+
+    - containers' and initContainers' `image` (ValidateContainerUpdates: no container added or
+      removed, an image is required and has no surrounding white space);
+    - `activeDeadlineSeconds`: set from nil, or lowered, never back to nil;
+    - `tolerations`: only additions (validateOnlyAddedTolerations; an existing one's
+      `tolerationSeconds` may change);
+    - from 1.22 (kubernetes#98866): `terminationGracePeriodSeconds` set to 1 when it was negative;
+    - from 1.26: `schedulingGates`: only removals (validateOnlyDeletedSchedulingGates);
+    - from 1.27, for a pod that still has scheduling gates: additions to `nodeSelector`
+      (validateNodeSelectorMutation) and to its required node affinity's terms
+      (validateNodeAffinityMutation).
+
+    Any other change is `spec: Forbidden: pod updates may not change fields other than ...`;
+    upstream appends a cmp.Diff of the two specs, whose output go-cmp randomizes on purpose, so
+    kreplay's message stops before it. `release` is the Kubernetes release (`Cluster.release`).
+    """
+    if new.spec == old.spec:
+        return []
+    spec, before = to_builtins(new.spec), to_builtins(old.spec)
+    modern = release not in _POD_UPDATE_1_18
+    errs: Errors = []
+    for key in ("containers", "initContainers"):
+        found, stop = _container_update_errors(spec.get(key) or [], before.get(key) or [], f"spec.{key}")
+        errs += found
+        if stop:
+            return errs
+    deadline, old_deadline = spec.get("activeDeadlineSeconds"), before.get("activeDeadlineSeconds")
+    if deadline is not None:
+        if not isinstance(deadline, int) or not 0 <= deadline <= _MAX_INT32:
+            return errs + [invalid("spec.activeDeadlineSeconds", deadline, f"must be between 0 and {_MAX_INT32}, inclusive")]
+        if isinstance(old_deadline, int) and old_deadline < deadline:
+            return errs + [invalid("spec.activeDeadlineSeconds", deadline, "must be less than or equal to previous value")]
+    elif old_deadline is not None:
+        errs.append(invalid("spec.activeDeadlineSeconds", None, "must not update from a positive integer to nil value"))
+    errs += _only_added_tolerations(new.spec.tolerations, old.spec.tolerations, "spec.tolerations")
+    if modern:
+        errs += _only_deleted_scheduling_gates(spec.get("schedulingGates") or [], before.get("schedulingGates") or [], "spec.schedulingGates")
+    # the munging: what may change takes the old pod's value, then the specs must be equal
+    munged = dict(spec)
+    for key in ("containers", "initContainers"):
+        if key in munged:
+            munged[key] = [{**c, "image": o.get("image")} for c, o in zip(spec[key], before.get(key) or [], strict=True)]
+            munged[key] = [{k: v for k, v in c.items() if v is not None} for c in munged[key]]
+    for key in ("activeDeadlineSeconds", "tolerations") + (("schedulingGates",) if modern else ()):
+        munged.pop(key, None)
+        if key in before:
+            munged[key] = before[key]
+    grace, old_grace = munged.get("terminationGracePeriodSeconds"), before.get("terminationGracePeriodSeconds")
+    if modern and isinstance(old_grace, int) and old_grace < 0 and grace == 1:
+        munged["terminationGracePeriodSeconds"] = old_grace
+    if modern and before.get("schedulingGates"):
+        selector, old_selector = munged.get("nodeSelector") or {}, before.get("nodeSelector") or {}
+        if selector != old_selector:
+            if any(selector.get(k) != v for k, v in old_selector.items()):
+                errs.append(invalid("spec.nodeSelector", selector, "only additions to spec.nodeSelector are allowed (no mutations or deletions)"))
+            munged.pop("nodeSelector", None)
+            if old_selector:
+                munged["nodeSelector"] = old_selector
+        affinity, old_affinity = munged.get("affinity"), before.get("affinity")
+        node_affinity = (affinity or {}).get("nodeAffinity")
+        old_node_affinity = (old_affinity or {}).get("nodeAffinity")
+        if _no_empty_lists(node_affinity) != _no_empty_lists(old_node_affinity):
+            errs += _node_affinity_mutation(node_affinity, old_node_affinity, "spec.affinity.nodeAffinity")
+            if affinity is None:
+                munged["affinity"] = {"nodeAffinity": old_node_affinity}
+            elif old_affinity is None and set(affinity) <= {"nodeAffinity"}:
+                munged.pop("affinity")
+            else:
+                munged["affinity"] = {k: v for k, v in {**affinity, "nodeAffinity": old_node_affinity}.items() if v is not None}
+    if _no_empty_lists(munged) != _no_empty_lists(before):
+        listed = UPDATABLE_POD_SPEC_FIELDS if modern else UPDATABLE_POD_SPEC_FIELDS_1_18
+        errs.append(forbidden("spec", f"pod updates may not change fields other than {listed}"))
+    return errs

@@ -113,3 +113,10 @@ def not_supported(path: str, value: Any, valid: Iterable[str]) -> FieldError:
 
 def too_long(path: str, limit: int) -> FieldError:
     return FieldError(path, f"Too long: may not be more than {limit} bytes")
+
+
+def aggregate(errors: Errors) -> str:
+    """Mirrors field.ErrorList.ToAggregate().Error(): one error as it is, several (each once, in
+    order) in brackets, as NewInvalid's `%s %q is invalid: %v` prints them."""
+    texts = list(dict.fromkeys(str(e) for e in errors))
+    return texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"

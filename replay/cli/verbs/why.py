@@ -97,13 +97,16 @@ def _statefulset_view(store: object, namespace: str, name: str) -> object:
     """A StatefulSet, the pods that ever named it as owner and the pods named for its ordinals
     (`blocking_pod` reads those), each from its stream through the store's index (None: a store
     without the index)."""
+    from engine import events as ev
     from engine.api.objects import StatefulSet
     from engine.controllers.statefulset import pod_name, replicas_of, start_ordinal
     from projections import cluster_state
 
     key = ("StatefulSet", namespace, name)
     stream = store.stream(*key)  # type: ignore[attr-defined]
-    sts = stream[-1].object if stream and hasattr(stream[-1], "object") else None
+    # its last state (its failed syncs and refused requests come after it in its stream)
+    last = next((e for e in reversed(stream) if isinstance(e, ev.ObjectEvent | ev.ObjectDeleted)), None)
+    sts = last.object if isinstance(last, ev.ObjectEvent) else None
     pods = []
     if isinstance(sts, StatefulSet):
         start = start_ordinal(sts)
