@@ -6,11 +6,21 @@ reports and advances of virtual time, and checks after every step that the clust
 obeys what kube-scheduler, the kubelet, PodGC, taint eviction and the garbage collector promise
 (numbered as in the invariant methods). Rules mirrored from upstream name the function.
 
+Drawn one at a time those rules rarely line up what taint eviction and PodGC need (a NoExecute
+taint under running pods, a silent node beside a Ready one, minutes of virtual time, a fault in
+force when the eviction comes), so the machine also starts with pods and perhaps a second node
+and slow-stopping kubelets, has rules that do each in one step (`taint_a_node_noexecute_under_
+its_pods`, `a_node_goes_silent_past_its_grace_period`, `delete_a_node_pods_run_on`,
+`advance_to_a_pending_deadline`, `fault_the_pending_removals`), and runs every history to rest
+at its end, every invariant checked there too. `outcomes` names what a history reached
+(`--hypothesis-show-statistics` counts them; README, "The Hypothesis machines", has the figures).
+
 The tables below it pin the same behaviour on small hand-written clusters.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,6 +28,7 @@ from typing import Any
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, note, settings
+from hypothesis import event as statistics_event
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -77,6 +88,7 @@ TAINT_POOL: tuple[dict[str, str], ...] = (
     {"key": "gpu", "value": "true", "effect": "NoSchedule"},
     {"key": "spot", "effect": "PreferNoSchedule"},
 )
+NOEXECUTE_TAINT_POOL = tuple(t for t in TAINT_POOL if t["effect"] == "NoExecute")
 TOLERATION_SECONDS = 3
 TOLERATION_POOL: tuple[dict[str, Any], ...] = (
     {"key": "dedicated", "operator": "Equal", "value": "db"},  # every effect, forever
@@ -242,6 +254,38 @@ def is_ready(pod: Pod) -> bool:
     return ready is not None and ready.status == "True"
 
 
+def outcomes(log: Sequence[ev.Event]) -> set[str]:
+    """What a history reached, of what issue 14 asks the machine to reach often (README,
+    "Testing": the figures measured with these)."""
+    out: set[str] = set()
+    nodes: dict[str, Node] = {}
+    terminating: dict[str, ev.DeletionStarted] = {}
+    for e in log:
+        if isinstance(e, ev.ObjectEvent) and isinstance(e.object, Node):
+            nodes[e.object.metadata.name] = e.object
+        elif isinstance(e, ev.RequestRefused):
+            out.add(f"refused: {e.by}")
+        elif isinstance(e, ev.EvictionAbandoned):
+            out.add("taint eviction abandoned after 5 refusals")
+        elif isinstance(e, ev.ObjectDeleted) and e.by == POD_GC and e.reason == "node-deleted":
+            out.add("PodGC deleted a pod after its quarantine")
+        elif isinstance(e, ev.ObjectDeleted) and e.uid in terminating and e.at > terminating[e.uid].at:
+            killed = e.at >= terminating[e.uid].object.metadata.deletion_timestamp
+            out.add("a grace period ran out (SIGKILL)" if killed else "a Terminating pod stopped within its grace period")
+        if isinstance(e, ev.DeletionStarted) and isinstance(e.object, Pod):
+            terminating[e.object.metadata.uid] = e
+            if e.by != TAINT_EVICTION:
+                continue
+            out.add("taint manager evicted a pod")
+            node = nodes.get(e.object.spec.node_name)
+            keys = {t.key for t in node.spec.taints if t.effect == "NoExecute"} if node is not None else set()
+            if keys & {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}:
+                out.add("taint manager evicted a pod from a not-ready or unreachable node")
+            if "ran out" in e.message:
+                out.add("taint manager evicted a pod when its tolerationSeconds ran out")
+    return out
+
+
 # =============================================================================================
 # The state machine
 # =============================================================================================
@@ -270,9 +314,23 @@ class ClusterMachine(RuleBasedStateMachine):
         self.rebound: set[str] = set()
 
     def teardown(self) -> None:
+        # every history ends at rest: the grace periods, tolerationSeconds, quarantines and
+        # retries still running out (the faults in force meeting them), every invariant after;
+        # not after a failed step (Hypothesis calls teardown from a `finally`), whose error it is
+        if sys.exc_info()[0] is None:
+            self.finish()
+            self.check_all_invariants()
+            for outcome in sorted(outcomes(self.log)):
+                statistics_event(outcome)  # shown by --hypothesis-show-statistics
         # a cold rebuild's fold (mostly each object's last version) makes the cluster folding
         # every event makes: from nothing and resumed part-way
         assert_fold_latest_is_evolve(self.log, resume_at=[len(self.log) // 3, 2 * len(self.log) // 3])
+
+    def check_all_invariants(self) -> None:
+        """Every invariant of the machine, as it checks them after each step."""
+        for name in sorted(dir(self)):
+            if name.startswith("inv") and name[3].isdigit():
+                getattr(self, name)()
 
     # --- driving the engine --------------------------------------------------------------------
 
@@ -618,6 +676,129 @@ class ClusterMachine(RuleBasedStateMachine):
         assert not self.cluster.timers, f"finish() left timers: {list(self.cluster.timers)}"
         if self.engine.now is not None and self.engine.now > self.now:
             self.now = self.engine.now
+
+    # --- histories aimed at taint eviction, grace periods and PodGC (issue 14) ------------------
+    # Drawn at random, the rules above rarely line up a NoExecute taint under running pods,
+    # enough virtual time and a fault in force when the eviction comes: these do it in one step.
+
+    def running_pods_on(self, name: str) -> list[Pod]:
+        return [p for p in self.cluster.pods_on(name) if not is_terminating(p)]
+
+    def nodes_with_running_pods(self) -> list[str]:
+        return [n for n in self.node_names() if self.running_pods_on(n)]
+
+    @precondition(lambda self: bool(self.nodes_with_running_pods()))
+    @rule(data=st.data())
+    def taint_a_node_noexecute_under_its_pods(self, data: st.DataObject) -> None:
+        """A user's NoExecute taint on a node pods run on, its other taints kept: processPodOnNode
+        evicts at once the pods that do not tolerate it and schedules the eviction of those that
+        tolerate it for tolerationSeconds."""
+        name = data.draw(st.sampled_from(self.nodes_with_running_pods()), label="node")
+        node = self.cluster.node(name)
+        assert node is not None
+        present = {(t.key, t.effect) for t in node.spec.taints}
+        free = [t for t in NOEXECUTE_TAINT_POOL if (t["key"], t["effect"]) not in present]
+        if not free:
+            return
+        taint = data.draw(st.sampled_from(free), label="taint")
+        stamp = data.draw(st.booleans(), label="stamp timeAdded")
+        self.perhaps_refuse(data, TAINT_EVICTION)
+        taints = [*(to_manifest_taint(t) for t in node.spec.taints), self.with_time_added(taint, stamp)]
+        self.run(op.Patch(at=self.now, kind="Node", namespace="", name=name, merge={"spec": {"taints": taints}}))
+
+    @precondition(lambda self: len(self.nodes()) >= 2 and any(n not in self.cluster.silent_nodes for n in self.nodes_with_running_pods()))
+    @rule(data=st.data(), past=st.sampled_from([0, 1, 300]))
+    def a_node_goes_silent_past_its_grace_period(self, data: st.DataObject, past: int) -> None:
+        """A node pods run on stops its heartbeats and virtual time passes its node monitor grace
+        period (or its startup grace period): tryUpdateNodeHealth sets its conditions Unknown,
+        MarkPodsNotReady, the unreachable NoExecute taint follows (unless no node is Ready: a
+        full disruption) and the pods' 300 s DefaultTolerationSeconds start counting, perhaps to
+        their end."""
+        from engine.controllers.nodelifecycle import STARTUP_GRACE_SECONDS, monitor_grace_seconds
+
+        names = [n for n in self.nodes_with_running_pods() if n not in self.cluster.silent_nodes]
+        name = data.draw(st.sampled_from(names), label="node")
+        node = self.cluster.node(name)
+        assert node is not None
+        # a node whose kubelet never posted a Ready condition waits nodeStartupGracePeriod
+        never = not any(c.type == "Ready" for c in node.status.conditions)
+        grace = STARTUP_GRACE_SECONDS if never else monitor_grace_seconds(self.cluster.release)
+        self.run(op.NodeHeartbeat(at=self.now, name=name, stopped=True))
+        self.now += timedelta(seconds=grace + past)
+        self.run(op.Advance(at=self.now))
+
+    @precondition(lambda self: any(due > self.now for due, _, _ in self.cluster.timers))
+    @rule(data=st.data(), past=st.sampled_from([0, 0, 1]))
+    def advance_to_a_pending_deadline(self, data: st.DataObject, past: int) -> None:
+        """Virtual time runs to one of the next recorded deadlines (a tolerationSeconds or the
+        300 s DefaultTolerationSeconds running out, a grace period's end, PodGC's quarantine, a
+        node monitor grace period, a retry after a refusal), or a second past it, with whatever
+        faults are in force then."""
+        dues = sorted({due for due, _, _ in self.cluster.timers if due > self.now})
+        due = data.draw(st.sampled_from(dues[:4]), label="deadline")
+        self.now = due + timedelta(seconds=past)
+        self.run(op.Advance(at=self.now))
+
+    @precondition(lambda self: bool(self.nodes_with_running_pods()))
+    @rule(data=st.data())
+    def delete_a_node_pods_run_on(self, data: st.DataObject) -> None:
+        """Its pods stay bound to the missing node through PodGC's 40 s quarantine (gcOrphaned),
+        Terminating through their grace period if they were being deleted, perhaps with PodGC's
+        requests refused when the quarantine ends."""
+        name = data.draw(st.sampled_from(self.nodes_with_running_pods()), label="node")
+        self.perhaps_refuse(data, POD_GC)
+        self.run(op.Delete(at=self.now, kind="Node", namespace="", name=name))
+
+    @precondition(lambda self: bool(self.pending_removals()))
+    @rule(data=st.data())
+    def fault_the_pending_removals(self, data: st.DataObject) -> None:
+        """While an eviction is scheduled, or PodGC's quarantine runs, the API server refuses the
+        taint manager's or PodGC's requests."""
+        self.perhaps_refuse(data, data.draw(st.sampled_from(self.pending_removals()), label="client"), always=True)
+
+    def pending_removals(self) -> list[str]:
+        """The clients with pods to remove later: the taint manager with an eviction scheduled,
+        PodGC with a node in quarantine."""
+        clients = []
+        if self.cluster.evictions:
+            clients.append(TAINT_EVICTION)
+        if any(owner == POD_GC for _, owner, _ in self.cluster.timers):
+            clients.append(POD_GC)
+        return clients
+
+    def perhaps_refuse(self, data: st.DataObject, client: str, always: bool = False) -> None:
+        """Perhaps a fault on `client`'s pod requests (its DisruptionTarget status patch, its
+        delete, or both), for a count of requests (5 in a row make the taint manager's
+        deletePodHandler give up: EvictionAbandoned) or for a while."""
+        if not always and not data.draw(st.booleans(), label=f"refuse {client}"):
+            return
+        verb, subresource = data.draw(st.sampled_from([("", ""), ("delete", ""), ("update", "status")]), label="verb, subresource")
+        code = data.draw(st.sampled_from([409, 500, 504]), label="code")
+        count = data.draw(st.sampled_from([1, 2, 5, 5, 6, None]), label="count")
+        until = None
+        if count is None:
+            until = self.now + timedelta(seconds=data.draw(st.sampled_from([1, 60, 400]), label="seconds"))
+        fault = ev.ApiFault(client=client, verb=verb, subresource=subresource, kind="Pod" if verb else "", code=code, count=count or 0, until=until)
+        self.run(op.InjectFault(at=self.now, fault=fault))
+
+    @initialize(data=st.data())
+    def perhaps_pods_and_a_second_node_from_the_start(self, data: st.DataObject) -> None:
+        """Often pods from the start, with drawn tolerations and no nodeSelector (so they run on
+        the first node), and a second node, so that one node's going NotReady or silent is not a
+        full disruption (handleDisruption then sets no NoExecute taint)."""
+        count = data.draw(st.sampled_from([0, 1, 1, 2, 3]), label="pods")
+        for name in POD_NAMES[:count]:
+            tolerations = data.draw(st.lists(st.sampled_from(TOLERATION_POOL), unique_by=str, max_size=2), label="tolerations")
+            self.run(op.Apply(at=self.now, object=make_pod(name, tolerations=tolerations)))
+        if data.draw(st.booleans(), label="second node"):
+            self.run(op.Apply(at=self.now, object=make_node(NODE_NAMES[1])))
+
+    @initialize(stop_after=st.sampled_from([0.0, 10.0, 60.0]))
+    def perhaps_kubelets_that_take_time_to_stop(self, stop_after: float) -> None:
+        """Containers that take 10 s after SIGTERM, or longer than the 30 s grace period
+        (SIGKILL when it runs out): deleted and evicted pods stay Terminating meanwhile."""
+        if stop_after:
+            self.run(op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(stop_after_seconds=stop_after)))
 
     # --- API faults on the taint manager's, PodGC's and the node lifecycle controller's requests
 
@@ -1534,9 +1715,7 @@ class Drawn:
 
 def holds(machine: ClusterMachine) -> None:
     """Every invariant of the machine, as it checks them after each step."""
-    for name in sorted(dir(machine)):
-        if name.startswith("inv") and name[3].isdigit():
-            getattr(machine, name)()
+    machine.check_all_invariants()
 
 
 @settings(max_examples=1, database=None, deadline=None)
