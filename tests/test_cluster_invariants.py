@@ -441,13 +441,16 @@ class ClusterMachine(RuleBasedStateMachine):
 
     def check_cancellation_was_due(self, event: ev.EvictionCancelled) -> None:
         # processPodOnNode / handleNodeUpdate cancel the work of a pod that tolerates every
-        # NoExecute taint of its node forever, or whose node has none left
+        # NoExecute taint of its node forever, or whose node has none left; processPodOnNode
+        # also cancels it (cancelWorkWithEvent) before the work that replaces it: an untolerated
+        # taint's, at once, or a shorter toleration's met at the instant the work was created
         pod = self.replayed.pod(*split_key(event.key))
         if pod is None:
             return
         node = self.replayed.node(pod.spec.node_name)
         kind = noexecute_toleration(pod, node)[0] if node is not None else "deleted node"
-        if kind not in ("none", "forever"):
+        replaced = kind == "untolerated" or (kind == "finite" and self.eviction_created.get(pod.metadata.uid) == event.at)
+        if kind not in ("none", "forever") and not replaced:
             self.wrong_evictions.append(
                 f"event {event.position} at {event.at.isoformat()} cancelled the eviction of {brief(pod)}, "
                 f"whose NoExecute toleration on {pod.spec.node_name!r} is {kind!r}"
@@ -1376,6 +1379,52 @@ def test_swapping_a_tolerated_noexecute_taint_for_another_keeps_the_eviction_tim
     assert pod_of(engine, "p") is not None
     engine.run([op.Advance(at=T0 + timedelta(seconds=TOLERATION_SECONDS))])
     assert pod_of(engine, "p") is None, brief(pod_of(engine, "p"))
+
+
+def taint_manager_events(engine: Engine) -> list[tuple[str, int]]:
+    """The taint manager's TaintManagerEviction Events (replay.derived, what describe shows), in
+    order, with the second they were recorded at."""
+    from replay.derived import derive_events
+
+    return [
+        (d["message"], int((datetime.fromisoformat(d["firstTimestamp"].replace("Z", "+00:00")) - T0).total_seconds()))
+        for d in derive_events(engine.events)  # in the order they were recorded
+        if d["reason"] == "TaintManagerEviction"
+    ]
+
+
+def test_an_untolerated_noexecute_taint_cancels_the_scheduled_eviction_with_its_event_before_evicting_at_once() -> None:
+    # processPodOnNode: a taint the pod does not tolerate makes it cancelWorkWithEvent the work
+    # scheduled for its limited toleration ("Cancelling deletion of Pod"), then AddWork at once
+    engine = run(apply(make_node("a"), make_pod("p", tolerations=[TOLERATION_POOL[3]])))
+    engine.run([op.Patch(at=T0, kind="Node", namespace="", name="a", merge={"spec": {"taints": [TAINT_POOL[2]]}})])
+    at = T0 + timedelta(seconds=1)
+    tainted = {"spec": {"taints": [TAINT_POOL[2], NO_EXECUTE_DEDICATED]}}
+    engine.run([op.Advance(at=at), op.Patch(at=at, kind="Node", namespace="", name="a", merge=tainted)])
+    moves = [(type(e).__name__, e.at) for e in engine.events if isinstance(e, ev.EvictionScheduled | ev.EvictionCancelled | ev.DeletionStarted)]
+    assert moves == [("EvictionScheduled", T0), ("EvictionCancelled", at), ("DeletionStarted", at)]
+    assert taint_manager_events(engine) == [("Cancelling deletion of Pod default/p", 1), ("Marking for deletion Pod default/p", 1)]
+
+
+def test_a_shorter_toleration_met_at_the_instant_of_the_schedule_cancels_it_with_its_event_and_schedules_again() -> None:
+    # processPodOnNode: work created at this very instant is not kept
+    # (`startTime.Add(minTolerationTime).Before(triggerTime)` is false): cancelWorkWithEvent, then
+    # AddWork for the new trigger time
+    engine = run(apply(make_node("a"), make_node("b"), make_pod("p", tolerations=[TOLERATION_POOL[3]])))
+    assert pod_of(engine, "p").spec.node_name == "a"
+    engine.run([op.NodeConditionChange(at=T0, name="a", status="False")])  # not-ready:NoExecute, 300 s
+    not_ready = [to_manifest_taint(t) for t in engine.cluster.node("a").spec.taints]
+    assert {t["key"] for t in not_ready} == {"node.kubernetes.io/not-ready"}
+    maintenance = {"spec": {"taints": [*not_ready, TAINT_POOL[2]]}}  # tolerated 3 s
+    engine.run([op.Patch(at=T0, kind="Node", namespace="", name="a", merge=maintenance)])
+    moves = [(type(e).__name__, getattr(e, "due", None)) for e in engine.events if isinstance(e, ev.EvictionScheduled | ev.EvictionCancelled)]
+    assert moves == [
+        ("EvictionScheduled", T0 + timedelta(seconds=300)),
+        ("EvictionCancelled", None),
+        ("EvictionScheduled", T0 + timedelta(seconds=TOLERATION_SECONDS)),
+    ]
+    engine.finish()
+    assert taint_manager_events(engine) == [("Cancelling deletion of Pod default/p", 0), ("Marking for deletion Pod default/p", TOLERATION_SECONDS)]
 
 
 @pytest.mark.parametrize(
