@@ -462,6 +462,11 @@ class ClusterMachine(RuleBasedStateMachine):
         pod = self.replayed.pod(subject[1], subject[2])
         if pod is None:
             return
+        if (TAINT_EVICTION, key_of(pod)) in self.replayed.failures:
+            # a later attempt of a deletePodHandler run that began when the eviction was due
+            # (checked then): upstream's handler retries addConditionAndDeletePod, which reads
+            # only the pod, whatever happened to its node or taints since
+            return
         node = self.replayed.node(pod.spec.node_name)
         due = self.eviction_due.get(pod.metadata.uid)
         if node is None:
@@ -703,7 +708,9 @@ class ClusterMachine(RuleBasedStateMachine):
         free = [t for t in NOEXECUTE_TAINT_POOL if (t["key"], t["effect"]) not in present]
         if not free:
             return
-        taint = data.draw(st.sampled_from(free), label="taint")
+        # a taint some pod there does not tolerate forever, if there is one
+        evicting = [t for t in free if any(noexecute_toleration(p, node_with(node, t))[0] in ("untolerated", "finite") for p in self.running_pods_on(name))]
+        taint = data.draw(st.sampled_from(evicting or free), label="taint")
         stamp = data.draw(st.booleans(), label="stamp timeAdded")
         self.perhaps_refuse(data, TAINT_EVICTION)
         taints = [*(to_manifest_taint(t) for t in node.spec.taints), self.with_time_added(taint, stamp)]
@@ -1068,6 +1075,12 @@ class ClusterMachine(RuleBasedStateMachine):
 
     def nodes_line(self) -> str:
         return "; nodes: " + ", ".join(brief(n) for n in self.nodes())
+
+
+def node_with(node: Node, raw: dict[str, Any]) -> Node:
+    """The node with one more taint (`raw`, as in TAINT_POOL)."""
+    taint = msgspec.convert({**raw, "value": raw.get("value", "")}, Taint)
+    return msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=[*node.spec.taints, taint]))
 
 
 def to_manifest_taint(taint: Taint) -> dict[str, Any]:
@@ -1872,3 +1885,34 @@ def test_a_shorter_toleration_met_at_the_instant_the_eviction_was_scheduled_repl
     holds(machine)
     evicted = [e for e in machine.log if isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION]
     assert [(e.object.metadata.name, e.at) for e in evicted] == [("p0", T0 + timedelta(seconds=TOLERATION_SECONDS))]
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_a_retried_eviction_whose_node_is_deleted_between_attempts_still_deletes_the_pod(_: None) -> None:
+    """Found by this machine (a longer run, invariant 2b): p0 tolerates dedicated:NoExecute for
+    3 s; its eviction, due at +3.01 s, is refused (a fault of 5 requests, one used at +0 s), and
+    between deletePodHandler's attempts a user taints n1 maintenance:NoExecute, which p0 does not
+    tolerate, and deletes n1. The handler's attempts go on whatever happens to the node
+    (deletePodHandler retries addConditionAndDeletePod, which reads only the pod), so upstream
+    deletes the pod at the fifth attempt, +3.05 s, as the engine does. The machine had forgotten
+    the schedule when the untolerated taint came and called the eviction undue."""
+    machine = ClusterMachine()
+    machine.start_with_a_node(Drawn({}))
+    machine.perhaps_pods_and_a_second_node_from_the_start(Drawn(1, [TOLERATION_POOL[1]], True))
+    machine.delete_node(Drawn("n2"))
+    machine.taint_a_node_noexecute_under_its_pods(Drawn("n1", TAINT_POOL[2], False, True, ("", ""), 409, 5))
+    machine.patch_node_taints(Drawn("n1", [], False))
+    machine.advance_to_a_pending_deadline(Drawn(T0 + timedelta(milliseconds=10)), past=0)
+    machine.taint_a_node_noexecute_under_its_pods(Drawn("n1", NO_EXECUTE_DEDICATED, False, False))
+    machine.advance_to_a_pending_deadline(Drawn(T0 + timedelta(seconds=3, milliseconds=10)), past=0)
+    holds(machine)
+    assert (TAINT_EVICTION, "default/p0") in machine.cluster.failures
+    machine.taint_a_node_noexecute_under_its_pods(Drawn("n1", TAINT_POOL[2], False, False))
+    machine.delete_node(Drawn("n1"))
+    holds(machine)
+    machine.finish()
+    holds(machine)
+    evicted = [e for e in machine.log if isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION]
+    assert [(e.object.metadata.name, e.at) for e in evicted] == [("p0", T0 + timedelta(seconds=3, milliseconds=50))]
+    assert not [e for e in machine.log if isinstance(e, ev.EvictionAbandoned)]
