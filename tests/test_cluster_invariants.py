@@ -254,9 +254,12 @@ def is_ready(pod: Pod) -> bool:
     return ready is not None and ready.status == "True"
 
 
+NODE_LIFECYCLE_TAINTS = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}
+
+
 def outcomes(log: Sequence[ev.Event]) -> set[str]:
-    """What a history reached, of what issue 14 asks the machine to reach often (README,
-    "Testing": the figures measured with these)."""
+    """What a history reached, of what issue 14 asks the machine to reach often: the rows of the
+    table in README, "The Hypothesis machines" (`--hypothesis-show-statistics` counts them)."""
     out: set[str] = set()
     nodes: dict[str, Node] = {}
     terminating: dict[str, ev.DeletionStarted] = {}
@@ -265,24 +268,29 @@ def outcomes(log: Sequence[ev.Event]) -> set[str]:
             nodes[e.object.metadata.name] = e.object
         elif isinstance(e, ev.RequestRefused):
             out.add(f"refused: {e.by}")
+        elif isinstance(e, ev.EvictionScheduled) and e.due - e.created == timedelta(seconds=300):
+            out.add("a 300 s DefaultTolerationSeconds eviction was scheduled")
         elif isinstance(e, ev.EvictionAbandoned):
-            out.add("taint eviction abandoned after 5 refusals")
+            out.add("EvictionAbandoned after 5 refusals")
         elif isinstance(e, ev.ObjectDeleted) and e.by == POD_GC and e.reason == "node-deleted":
             out.add("PodGC deleted a pod after its quarantine")
-        elif isinstance(e, ev.ObjectDeleted) and e.uid in terminating and e.at > terminating[e.uid].at:
-            killed = e.at >= terminating[e.uid].object.metadata.deletion_timestamp
-            out.add("a grace period ran out (SIGKILL)" if killed else "a Terminating pod stopped within its grace period")
-        if isinstance(e, ev.DeletionStarted) and isinstance(e.object, Pod):
+        elif isinstance(e, ev.ObjectDeleted) and e.by == KUBELET and e.uid in terminating and e.at > terminating[e.uid].at:
+            out.add("a Terminating pod went later than its deletion")
+            if e.at >= terminating[e.uid].object.metadata.deletion_timestamp:
+                out.add("a Terminating pod went when its grace period ran out (SIGKILL)")
+        elif isinstance(e, ev.DeletionStarted) and isinstance(e.object, Pod):
             terminating[e.object.metadata.uid] = e
             if e.by != TAINT_EVICTION:
                 continue
-            out.add("taint manager evicted a pod")
+            out.add("the taint manager deleted a pod")
             node = nodes.get(e.object.spec.node_name)
-            keys = {t.key for t in node.spec.taints if t.effect == "NoExecute"} if node is not None else set()
-            if keys & {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}:
-                out.add("taint manager evicted a pod from a not-ready or unreachable node")
+            if node is not None and {t.key for t in node.spec.taints if t.effect == "NoExecute"} & NODE_LIFECYCLE_TAINTS:
+                out.add("the taint manager deleted a pod from a not-ready or unreachable node")
             if "ran out" in e.message:
-                out.add("taint manager evicted a pod when its tolerationSeconds ran out")
+                out.add("the taint manager deleted a pod when its tolerationSeconds ran out")
+    ended = {"a Terminating pod went later than its deletion", "PodGC deleted a pod after its quarantine"}
+    if out & ended and any(o.startswith("refused: ") for o in out):
+        out.add("a grace period or PodGC's quarantine ran out in a history with a refusal")
     return out
 
 
