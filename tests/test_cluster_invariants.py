@@ -6,11 +6,21 @@ reports and advances of virtual time, and checks after every step that the clust
 obeys what kube-scheduler, the kubelet, PodGC, taint eviction and the garbage collector promise
 (numbered as in the invariant methods). Rules mirrored from upstream name the function.
 
+Drawn one at a time those rules rarely line up what taint eviction and PodGC need (a NoExecute
+taint under running pods, a silent node beside a Ready one, minutes of virtual time, a fault in
+force when the eviction comes), so the machine also starts with pods and perhaps a second node
+and slow-stopping kubelets, has rules that do each in one step (`taint_a_node_noexecute_under_
+its_pods`, `a_node_goes_silent_past_its_grace_period`, `delete_a_node_pods_run_on`,
+`advance_to_a_pending_deadline`, `fault_the_pending_removals`), and runs every history to rest
+at its end, every invariant checked there too. `outcomes` names what a history reached
+(`--hypothesis-show-statistics` counts them; README, "The Hypothesis machines", has the figures).
+
 The tables below it pin the same behaviour on small hand-written clusters.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,6 +28,7 @@ from typing import Any
 import msgspec
 import pytest
 from hypothesis import HealthCheck, given, note, settings
+from hypothesis import event as statistics_event
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -77,6 +88,7 @@ TAINT_POOL: tuple[dict[str, str], ...] = (
     {"key": "gpu", "value": "true", "effect": "NoSchedule"},
     {"key": "spot", "effect": "PreferNoSchedule"},
 )
+NOEXECUTE_TAINT_POOL = tuple(t for t in TAINT_POOL if t["effect"] == "NoExecute")
 TOLERATION_SECONDS = 3
 TOLERATION_POOL: tuple[dict[str, Any], ...] = (
     {"key": "dedicated", "operator": "Equal", "value": "db"},  # every effect, forever
@@ -242,6 +254,46 @@ def is_ready(pod: Pod) -> bool:
     return ready is not None and ready.status == "True"
 
 
+NODE_LIFECYCLE_TAINTS = {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}
+
+
+def outcomes(log: Sequence[ev.Event]) -> set[str]:
+    """What a history reached, of what issue 14 asks the machine to reach often: the rows of the
+    table in README, "The Hypothesis machines" (`--hypothesis-show-statistics` counts them)."""
+    out: set[str] = set()
+    nodes: dict[str, Node] = {}
+    terminating: dict[str, ev.DeletionStarted] = {}
+    for e in log:
+        if isinstance(e, ev.ObjectEvent) and isinstance(e.object, Node):
+            nodes[e.object.metadata.name] = e.object
+        elif isinstance(e, ev.RequestRefused):
+            out.add(f"refused: {e.by}")
+        elif isinstance(e, ev.EvictionScheduled) and e.due - e.created == timedelta(seconds=300):
+            out.add("a 300 s DefaultTolerationSeconds eviction was scheduled")
+        elif isinstance(e, ev.EvictionAbandoned):
+            out.add("EvictionAbandoned after 5 refusals")
+        elif isinstance(e, ev.ObjectDeleted) and e.by == POD_GC and e.reason == "node-deleted":
+            out.add("PodGC deleted a pod after its quarantine")
+        elif isinstance(e, ev.ObjectDeleted) and e.by == KUBELET and e.uid in terminating and e.at > terminating[e.uid].at:
+            out.add("a Terminating pod went later than its deletion")
+            if e.at >= terminating[e.uid].object.metadata.deletion_timestamp:
+                out.add("a Terminating pod went when its grace period ran out (SIGKILL)")
+        elif isinstance(e, ev.DeletionStarted) and isinstance(e.object, Pod):
+            terminating[e.object.metadata.uid] = e
+            if e.by != TAINT_EVICTION:
+                continue
+            out.add("the taint manager deleted a pod")
+            node = nodes.get(e.object.spec.node_name)
+            if node is not None and {t.key for t in node.spec.taints if t.effect == "NoExecute"} & NODE_LIFECYCLE_TAINTS:
+                out.add("the taint manager deleted a pod from a not-ready or unreachable node")
+            if "ran out" in e.message:
+                out.add("the taint manager deleted a pod when its tolerationSeconds ran out")
+    ended = {"a Terminating pod went later than its deletion", "PodGC deleted a pod after its quarantine"}
+    if out & ended and any(o.startswith("refused: ") for o in out):
+        out.add("a grace period or PodGC's quarantine ran out in a history with a refusal")
+    return out
+
+
 # =============================================================================================
 # The state machine
 # =============================================================================================
@@ -270,9 +322,23 @@ class ClusterMachine(RuleBasedStateMachine):
         self.rebound: set[str] = set()
 
     def teardown(self) -> None:
+        # every history ends at rest: the grace periods, tolerationSeconds, quarantines and
+        # retries still running out (the faults in force meeting them), every invariant after;
+        # not after a failed step (Hypothesis calls teardown from a `finally`), whose error it is
+        if sys.exc_info()[0] is None:
+            self.finish()
+            self.check_all_invariants()
+            for outcome in sorted(outcomes(self.log)):
+                statistics_event(outcome)  # shown by --hypothesis-show-statistics
         # a cold rebuild's fold (mostly each object's last version) makes the cluster folding
         # every event makes: from nothing and resumed part-way
         assert_fold_latest_is_evolve(self.log, resume_at=[len(self.log) // 3, 2 * len(self.log) // 3])
+
+    def check_all_invariants(self) -> None:
+        """Every invariant of the machine, as it checks them after each step."""
+        for name in sorted(dir(self)):
+            if name.startswith("inv") and name[3].isdigit():
+                getattr(self, name)()
 
     # --- driving the engine --------------------------------------------------------------------
 
@@ -383,13 +449,16 @@ class ClusterMachine(RuleBasedStateMachine):
 
     def check_cancellation_was_due(self, event: ev.EvictionCancelled) -> None:
         # processPodOnNode / handleNodeUpdate cancel the work of a pod that tolerates every
-        # NoExecute taint of its node forever, or whose node has none left
+        # NoExecute taint of its node forever, or whose node has none left; processPodOnNode
+        # also cancels it (cancelWorkWithEvent) before the work that replaces it: an untolerated
+        # taint's, at once, or a shorter toleration's met at the instant the work was created
         pod = self.replayed.pod(*split_key(event.key))
         if pod is None:
             return
         node = self.replayed.node(pod.spec.node_name)
         kind = noexecute_toleration(pod, node)[0] if node is not None else "deleted node"
-        if kind not in ("none", "forever"):
+        replaced = kind == "untolerated" or (kind == "finite" and self.eviction_created.get(pod.metadata.uid) == event.at)
+        if kind not in ("none", "forever") and not replaced:
             self.wrong_evictions.append(
                 f"event {event.position} at {event.at.isoformat()} cancelled the eviction of {brief(pod)}, "
                 f"whose NoExecute toleration on {pod.spec.node_name!r} is {kind!r}"
@@ -400,6 +469,11 @@ class ClusterMachine(RuleBasedStateMachine):
         assert subject is not None
         pod = self.replayed.pod(subject[1], subject[2])
         if pod is None:
+            return
+        if (TAINT_EVICTION, key_of(pod)) in self.replayed.failures:
+            # a later attempt of a deletePodHandler run that began when the eviction was due
+            # (checked then): upstream's handler retries addConditionAndDeletePod, which reads
+            # only the pod, whatever happened to its node or taints since
             return
         node = self.replayed.node(pod.spec.node_name)
         due = self.eviction_due.get(pod.metadata.uid)
@@ -618,6 +692,131 @@ class ClusterMachine(RuleBasedStateMachine):
         assert not self.cluster.timers, f"finish() left timers: {list(self.cluster.timers)}"
         if self.engine.now is not None and self.engine.now > self.now:
             self.now = self.engine.now
+
+    # --- histories aimed at taint eviction, grace periods and PodGC (issue 14) ------------------
+    # Drawn at random, the rules above rarely line up a NoExecute taint under running pods,
+    # enough virtual time and a fault in force when the eviction comes: these do it in one step.
+
+    def running_pods_on(self, name: str) -> list[Pod]:
+        return [p for p in self.cluster.pods_on(name) if not is_terminating(p)]
+
+    def nodes_with_running_pods(self) -> list[str]:
+        return [n for n in self.node_names() if self.running_pods_on(n)]
+
+    @precondition(lambda self: bool(self.nodes_with_running_pods()))
+    @rule(data=st.data())
+    def taint_a_node_noexecute_under_its_pods(self, data: st.DataObject) -> None:
+        """A user's NoExecute taint on a node pods run on, its other taints kept: processPodOnNode
+        evicts at once the pods that do not tolerate it and schedules the eviction of those that
+        tolerate it for tolerationSeconds."""
+        name = data.draw(st.sampled_from(self.nodes_with_running_pods()), label="node")
+        node = self.cluster.node(name)
+        assert node is not None
+        present = {(t.key, t.effect) for t in node.spec.taints}
+        free = [t for t in NOEXECUTE_TAINT_POOL if (t["key"], t["effect"]) not in present]
+        if not free:
+            return
+        # a taint some pod there does not tolerate forever, if there is one
+        evicting = [t for t in free if any(noexecute_toleration(p, node_with(node, t))[0] in ("untolerated", "finite") for p in self.running_pods_on(name))]
+        taint = data.draw(st.sampled_from(evicting or free), label="taint")
+        stamp = data.draw(st.booleans(), label="stamp timeAdded")
+        self.perhaps_refuse(data, TAINT_EVICTION)
+        taints = [*(to_manifest_taint(t) for t in node.spec.taints), self.with_time_added(taint, stamp)]
+        self.run(op.Patch(at=self.now, kind="Node", namespace="", name=name, merge={"spec": {"taints": taints}}))
+
+    @precondition(lambda self: len(self.nodes()) >= 2 and any(n not in self.cluster.silent_nodes for n in self.nodes_with_running_pods()))
+    @rule(data=st.data(), past=st.sampled_from([0, 1, 300]))
+    def a_node_goes_silent_past_its_grace_period(self, data: st.DataObject, past: int) -> None:
+        """A node pods run on stops its heartbeats and virtual time passes its node monitor grace
+        period (or its startup grace period): tryUpdateNodeHealth sets its conditions Unknown,
+        MarkPodsNotReady, the unreachable NoExecute taint follows (unless no node is Ready: a
+        full disruption) and the pods' 300 s DefaultTolerationSeconds start counting, perhaps to
+        their end."""
+        from engine.controllers.nodelifecycle import STARTUP_GRACE_SECONDS, monitor_grace_seconds
+
+        names = [n for n in self.nodes_with_running_pods() if n not in self.cluster.silent_nodes]
+        name = data.draw(st.sampled_from(names), label="node")
+        node = self.cluster.node(name)
+        assert node is not None
+        # a node whose kubelet never posted a Ready condition waits nodeStartupGracePeriod
+        never = not any(c.type == "Ready" for c in node.status.conditions)
+        grace = STARTUP_GRACE_SECONDS if never else monitor_grace_seconds(self.cluster.release)
+        self.run(op.NodeHeartbeat(at=self.now, name=name, stopped=True))
+        self.now += timedelta(seconds=grace + past)
+        self.run(op.Advance(at=self.now))
+
+    @precondition(lambda self: any(due > self.now for due, _, _ in self.cluster.timers))
+    @rule(data=st.data(), past=st.sampled_from([0, 0, 1]))
+    def advance_to_a_pending_deadline(self, data: st.DataObject, past: int) -> None:
+        """Virtual time runs to one of the next recorded deadlines (a tolerationSeconds or the
+        300 s DefaultTolerationSeconds running out, a grace period's end, PodGC's quarantine, a
+        node monitor grace period, a retry after a refusal), or a second past it, with whatever
+        faults are in force then."""
+        dues = sorted({due for due, _, _ in self.cluster.timers if due > self.now})
+        due = data.draw(st.sampled_from(dues[:4]), label="deadline")
+        self.now = due + timedelta(seconds=past)
+        self.run(op.Advance(at=self.now))
+
+    @precondition(lambda self: bool(self.nodes_with_running_pods()))
+    @rule(data=st.data())
+    def delete_a_node_pods_run_on(self, data: st.DataObject) -> None:
+        """Its pods stay bound to the missing node through PodGC's 40 s quarantine (gcOrphaned),
+        Terminating through their grace period if they were being deleted, perhaps with PodGC's
+        requests refused when the quarantine ends."""
+        name = data.draw(st.sampled_from(self.nodes_with_running_pods()), label="node")
+        self.perhaps_refuse(data, POD_GC)
+        self.run(op.Delete(at=self.now, kind="Node", namespace="", name=name))
+
+    @precondition(lambda self: bool(self.pending_removals()))
+    @rule(data=st.data())
+    def fault_the_pending_removals(self, data: st.DataObject) -> None:
+        """While an eviction is scheduled, or PodGC's quarantine runs, the API server refuses the
+        taint manager's or PodGC's requests."""
+        self.perhaps_refuse(data, data.draw(st.sampled_from(self.pending_removals()), label="client"), always=True)
+
+    def pending_removals(self) -> list[str]:
+        """The clients with pods to remove later: the taint manager with an eviction scheduled,
+        PodGC with a node in quarantine."""
+        clients = []
+        if self.cluster.evictions:
+            clients.append(TAINT_EVICTION)
+        if any(owner == POD_GC for _, owner, _ in self.cluster.timers):
+            clients.append(POD_GC)
+        return clients
+
+    def perhaps_refuse(self, data: st.DataObject, client: str, always: bool = False) -> None:
+        """Perhaps a fault on `client`'s pod requests (its DisruptionTarget status patch, its
+        delete, or both), for a count of requests (5 in a row make the taint manager's
+        deletePodHandler give up: EvictionAbandoned) or for a while."""
+        if not always and not data.draw(st.booleans(), label=f"refuse {client}"):
+            return
+        verb, subresource = data.draw(st.sampled_from([("", ""), ("delete", ""), ("update", "status")]), label="verb, subresource")
+        code = data.draw(st.sampled_from([409, 500, 504]), label="code")
+        count = data.draw(st.sampled_from([1, 2, 5, 5, 6, None]), label="count")
+        until = None
+        if count is None:
+            until = self.now + timedelta(seconds=data.draw(st.sampled_from([1, 60, 400]), label="seconds"))
+        fault = ev.ApiFault(client=client, verb=verb, subresource=subresource, kind="Pod" if verb else "", code=code, count=count or 0, until=until)
+        self.run(op.InjectFault(at=self.now, fault=fault))
+
+    @initialize(data=st.data())
+    def perhaps_pods_and_a_second_node_from_the_start(self, data: st.DataObject) -> None:
+        """Often pods from the start, with drawn tolerations and no nodeSelector (so they run on
+        the first node), and a second node, so that one node's going NotReady or silent is not a
+        full disruption (handleDisruption then sets no NoExecute taint)."""
+        count = data.draw(st.sampled_from([0, 1, 1, 2, 3]), label="pods")
+        for name in POD_NAMES[:count]:
+            tolerations = data.draw(st.lists(st.sampled_from(TOLERATION_POOL), unique_by=str, max_size=2), label="tolerations")
+            self.run(op.Apply(at=self.now, object=make_pod(name, tolerations=tolerations)))
+        if data.draw(st.booleans(), label="second node"):
+            self.run(op.Apply(at=self.now, object=make_node(NODE_NAMES[1])))
+
+    @initialize(stop_after=st.sampled_from([0.0, 10.0, 60.0]))
+    def perhaps_kubelets_that_take_time_to_stop(self, stop_after: float) -> None:
+        """Containers that take 10 s after SIGTERM, or longer than the 30 s grace period
+        (SIGKILL when it runs out): deleted and evicted pods stay Terminating meanwhile."""
+        if stop_after:
+            self.run(op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(stop_after_seconds=stop_after)))
 
     # --- API faults on the taint manager's, PodGC's and the node lifecycle controller's requests
 
@@ -884,6 +1083,12 @@ class ClusterMachine(RuleBasedStateMachine):
 
     def nodes_line(self) -> str:
         return "; nodes: " + ", ".join(brief(n) for n in self.nodes())
+
+
+def node_with(node: Node, raw: dict[str, Any]) -> Node:
+    """The node with one more taint (`raw`, as in TAINT_POOL)."""
+    taint = msgspec.convert({**raw, "value": raw.get("value", "")}, Taint)
+    return msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=[*node.spec.taints, taint]))
 
 
 def to_manifest_taint(taint: Taint) -> dict[str, Any]:
@@ -1195,6 +1400,52 @@ def test_swapping_a_tolerated_noexecute_taint_for_another_keeps_the_eviction_tim
     assert pod_of(engine, "p") is not None
     engine.run([op.Advance(at=T0 + timedelta(seconds=TOLERATION_SECONDS))])
     assert pod_of(engine, "p") is None, brief(pod_of(engine, "p"))
+
+
+def taint_manager_events(engine: Engine) -> list[tuple[str, int]]:
+    """The taint manager's TaintManagerEviction Events (replay.derived, what describe shows), in
+    order, with the second they were recorded at."""
+    from replay.derived import derive_events
+
+    return [
+        (d["message"], int((datetime.fromisoformat(d["firstTimestamp"].replace("Z", "+00:00")) - T0).total_seconds()))
+        for d in derive_events(engine.events)  # in the order they were recorded
+        if d["reason"] == "TaintManagerEviction"
+    ]
+
+
+def test_an_untolerated_noexecute_taint_cancels_the_scheduled_eviction_with_its_event_before_evicting_at_once() -> None:
+    # processPodOnNode: a taint the pod does not tolerate makes it cancelWorkWithEvent the work
+    # scheduled for its limited toleration ("Cancelling deletion of Pod"), then AddWork at once
+    engine = run(apply(make_node("a"), make_pod("p", tolerations=[TOLERATION_POOL[3]])))
+    engine.run([op.Patch(at=T0, kind="Node", namespace="", name="a", merge={"spec": {"taints": [TAINT_POOL[2]]}})])
+    at = T0 + timedelta(seconds=1)
+    tainted = {"spec": {"taints": [TAINT_POOL[2], NO_EXECUTE_DEDICATED]}}
+    engine.run([op.Advance(at=at), op.Patch(at=at, kind="Node", namespace="", name="a", merge=tainted)])
+    moves = [(type(e).__name__, e.at) for e in engine.events if isinstance(e, ev.EvictionScheduled | ev.EvictionCancelled | ev.DeletionStarted)]
+    assert moves == [("EvictionScheduled", T0), ("EvictionCancelled", at), ("DeletionStarted", at)]
+    assert taint_manager_events(engine) == [("Cancelling deletion of Pod default/p", 1), ("Marking for deletion Pod default/p", 1)]
+
+
+def test_a_shorter_toleration_met_at_the_instant_of_the_schedule_cancels_it_with_its_event_and_schedules_again() -> None:
+    # processPodOnNode: work created at this very instant is not kept
+    # (`startTime.Add(minTolerationTime).Before(triggerTime)` is false): cancelWorkWithEvent, then
+    # AddWork for the new trigger time
+    engine = run(apply(make_node("a"), make_node("b"), make_pod("p", tolerations=[TOLERATION_POOL[3]])))
+    assert pod_of(engine, "p").spec.node_name == "a"
+    engine.run([op.NodeConditionChange(at=T0, name="a", status="False")])  # not-ready:NoExecute, 300 s
+    not_ready = [to_manifest_taint(t) for t in engine.cluster.node("a").spec.taints]
+    assert {t["key"] for t in not_ready} == {"node.kubernetes.io/not-ready"}
+    maintenance = {"spec": {"taints": [*not_ready, TAINT_POOL[2]]}}  # tolerated 3 s
+    engine.run([op.Patch(at=T0, kind="Node", namespace="", name="a", merge=maintenance)])
+    moves = [(type(e).__name__, getattr(e, "due", None)) for e in engine.events if isinstance(e, ev.EvictionScheduled | ev.EvictionCancelled)]
+    assert moves == [
+        ("EvictionScheduled", T0 + timedelta(seconds=300)),
+        ("EvictionCancelled", None),
+        ("EvictionScheduled", T0 + timedelta(seconds=TOLERATION_SECONDS)),
+    ]
+    engine.finish()
+    assert taint_manager_events(engine) == [("Cancelling deletion of Pod default/p", 0), ("Marking for deletion Pod default/p", TOLERATION_SECONDS)]
 
 
 @pytest.mark.parametrize(
@@ -1534,9 +1785,7 @@ class Drawn:
 
 def holds(machine: ClusterMachine) -> None:
     """Every invariant of the machine, as it checks them after each step."""
-    for name in sorted(dir(machine)):
-        if name.startswith("inv") and name[3].isdigit():
-            getattr(machine, name)()
+    machine.check_all_invariants()
 
 
 @settings(max_examples=1, database=None, deadline=None)
@@ -1644,3 +1893,34 @@ def test_a_shorter_toleration_met_at_the_instant_the_eviction_was_scheduled_repl
     holds(machine)
     evicted = [e for e in machine.log if isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION]
     assert [(e.object.metadata.name, e.at) for e in evicted] == [("p0", T0 + timedelta(seconds=TOLERATION_SECONDS))]
+
+
+@settings(max_examples=1, database=None, deadline=None)
+@given(st.none())
+def test_a_retried_eviction_whose_node_is_deleted_between_attempts_still_deletes_the_pod(_: None) -> None:
+    """Found by this machine (a longer run, invariant 2b): p0 tolerates dedicated:NoExecute for
+    3 s; its eviction, due at +3.01 s, is refused (a fault of 5 requests, one used at +0 s), and
+    between deletePodHandler's attempts a user taints n1 maintenance:NoExecute, which p0 does not
+    tolerate, and deletes n1. The handler's attempts go on whatever happens to the node
+    (deletePodHandler retries addConditionAndDeletePod, which reads only the pod), so upstream
+    deletes the pod at the fifth attempt, +3.05 s, as the engine does. The machine had forgotten
+    the schedule when the untolerated taint came and called the eviction undue."""
+    machine = ClusterMachine()
+    machine.start_with_a_node(Drawn({}))
+    machine.perhaps_pods_and_a_second_node_from_the_start(Drawn(1, [TOLERATION_POOL[1]], True))
+    machine.delete_node(Drawn("n2"))
+    machine.taint_a_node_noexecute_under_its_pods(Drawn("n1", TAINT_POOL[2], False, True, ("", ""), 409, 5))
+    machine.patch_node_taints(Drawn("n1", [], False))
+    machine.advance_to_a_pending_deadline(Drawn(T0 + timedelta(milliseconds=10)), past=0)
+    machine.taint_a_node_noexecute_under_its_pods(Drawn("n1", NO_EXECUTE_DEDICATED, False, False))
+    machine.advance_to_a_pending_deadline(Drawn(T0 + timedelta(seconds=3, milliseconds=10)), past=0)
+    holds(machine)
+    assert (TAINT_EVICTION, "default/p0") in machine.cluster.failures
+    machine.taint_a_node_noexecute_under_its_pods(Drawn("n1", TAINT_POOL[2], False, False))
+    machine.delete_node(Drawn("n1"))
+    holds(machine)
+    machine.finish()
+    holds(machine)
+    evicted = [e for e in machine.log if isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION]
+    assert [(e.object.metadata.name, e.at) for e in evicted] == [("p0", T0 + timedelta(seconds=3, milliseconds=50))]
+    assert not [e for e in machine.log if isinstance(e, ev.EvictionAbandoned)]

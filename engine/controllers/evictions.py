@@ -9,7 +9,9 @@
   taint it does not tolerate is deleted at once; if it tolerates them only for a while, its
   eviction is scheduled (a recorded `EvictionScheduled` event and timer) for when the shortest
   tolerationSeconds run out, counted from when the taint manager first saw it so; a later taint
-  change keeps an earlier schedule, and tolerating forever (or no NoExecute taint) cancels it.
+  change keeps an earlier schedule, and tolerating forever (or no NoExecute taint) cancels it,
+  as does work replacing it (an untolerated taint's, or a shorter toleration's met at the
+  instant it was scheduled: cancelWorkWithEvent before AddWork).
   Deleting the node cancels nothing: a schedule that runs out while the node is gone still
   deletes the pod, and a node applied again is handled like any added node (`NodeUpdated`).
   An eviction is `addConditionAndDeletePod`: the DisruptionTarget condition (a status patch,
@@ -276,7 +278,9 @@ class TaintEvictionController:
         taint, seconds = _min_toleration(pod, node)
         if taint is not None:
             message = f"node {pod.spec.node_name} has taint {taint} that the pod does not tolerate"
-            return _evict(pod, message, cluster, now)
+            # processPodOnNode cancels the scheduled work (cancelWorkWithEvent: "Cancelling
+            # deletion") before it adds the work that deletes the pod at once
+            return [*_cancel_replaced(key, scheduled, f"the pod does not tolerate {taint}: it is evicted at once"), *_evict(pod, message, cluster, now)]
         if seconds is None:  # tolerated forever, or no NoExecute taint left: cancelWork
             if scheduled is None:
                 return []
@@ -289,9 +293,13 @@ class TaintEvictionController:
         due = now + timedelta(seconds=seconds)
         if scheduled == (now, due):
             return []
+        # work scheduled at this very instant for another time is cancelled (with its event)
+        # and added again: `startTime.Add(minTolerationTime).Before(triggerTime)` is false
+        cancelled = _cancel_replaced(key, scheduled, f"its shortest tolerationSeconds is now {seconds:g}: evicted at {due.isoformat()} instead")
         if due <= now:
-            return _evict(pod, f"its tolerationSeconds for a NoExecute taint on {pod.spec.node_name} is {seconds:g}", cluster, now)
+            return [*cancelled, *_evict(pod, f"its tolerationSeconds for a NoExecute taint on {pod.spec.node_name} is {seconds:g}", cluster, now)]
         return [
+            *cancelled,
             cmd.ScheduleEviction(
                 key=key,
                 created=now,
@@ -342,6 +350,15 @@ class TaintEvictionController:
                 ),
             )
         ]
+
+
+def _cancel_replaced(key: str, scheduled: tuple[datetime, datetime] | None, why: str) -> list[cmd.Command]:
+    """Mirrors processPodOnNode's cancelWorkWithEvent before an AddWork: a scheduled eviction
+    the new work replaces is cancelled, and its TaintManagerEviction "Cancelling deletion" Event
+    recorded (TimedWorkerQueue.CancelWork found a worker)."""
+    if scheduled is None:
+        return []
+    return [cmd.CancelEviction(key=key, reason="eviction-cancelled", message=f"the eviction scheduled for {scheduled[1].isoformat()} is cancelled: {why}")]
 
 
 def _eviction_inputs(pod: Pod, node: Node | None) -> tuple[str, tuple[Taint, ...], tuple[Toleration, ...]]:
