@@ -581,26 +581,42 @@ class Engine:
         if isinstance(command, cmd.CreateObject) and command.object.metadata.name:
             return self._already_exists(client, command, trigger)
         if client in ev.QUEUE_KINDS and isinstance(command, cmd.DeleteObject | cmd.UpdateObject | cmd.UpdateStatus):
-            return self._not_found(client, command, trigger, key)
+            return self._stale(client, command, trigger, key)
         return None
 
-    def _not_found(self, client: str, command: cmd.DeleteObject | cmd.UpdateObject | cmd.UpdateStatus, trigger: int, key: str) -> ev.RequestRefused | None:
-        """The API server's answer to a workload controller's delete, update or status write of
-        a name nothing holds (registry.Store's NewNotFound: `pods "web-1" not found`), a refusal
-        on the sync's error path (a paced sync's held delete of a pod gone meanwhile). A name
-        that holds another incarnation is no refusal: these controllers delete by name, with no
-        UID precondition (DeleteStatefulPod, RealPodControl.DeletePod, cleanupDeployment)."""
+    def _stale(self, client: str, command: cmd.DeleteObject | cmd.UpdateObject | cmd.UpdateStatus, trigger: int, key: str) -> ev.RequestRefused | None:
+        """The API server's answer to a workload controller's request decided on an object that
+        has changed since (a paced sync's held request), a refusal on the sync's error path:
+        a delete, update or status write of a name nothing holds is 404 NotFound
+        (registry.Store's NewNotFound: `pods "web-1" not found`); the Deployment controller's
+        update or status write of an object whose resourceVersion moved is 409 Conflict (it
+        sends its cached copy and does not retry: syncDeployment's writes). A name that holds
+        another incarnation is no refusal of a delete: these controllers delete by name, with
+        no UID precondition (DeleteStatefulPod, RealPodControl.DeletePod, cleanupDeployment).
+        The others' updates go through on the stored object: updateStatefulSetStatus,
+        UpdateStatefulPod and UpdateControllerRevision retry on conflict after a fresh Get,
+        updateReplicaSetStatus and storeDaemonSetStatus re-get after any error, and each writes
+        what it computed on the fresh copy, which is what the engine's write does at once."""
         request = request_of(command)
         assert request is not None
         verb, subresource, kind, namespace, name = request
         namespace = "" if self.cluster.cluster_scoped(kind) else (namespace or "default")
-        if self.cluster.get(kind, namespace, name) is not None:
+        stored = self.cluster.get(kind, namespace, name)
+        if stored is None:
+            code, status_reason = faults.NOT_FOUND, "NotFound"
+        elif (
+            client == "deployment-controller"
+            and isinstance(command, cmd.UpdateObject | cmd.UpdateStatus)
+            and (version := command.object.metadata.resource_version).isdigit()  # not one it wrote in this sync (SyncContext._written)
+            and version != stored.metadata.resource_version
+        ):
+            code, status_reason = faults.CONFLICT, "Conflict"
+        else:
             return None
-        code = faults.NOT_FOUND
-        error = f'{plural_of(kind)} "{name}" not found'
-        ns, _, owner_name = key.partition("/")
+        error = faults.STATUS[code][1].format(what=f'{plural_of(kind)} "{name}"')
+        _, _, owner_name = key.partition("/")
         owner = (ev.QUEUE_KINDS[client], owner_name) if owner_name and (kind, name) != (ev.QUEUE_KINDS[client], owner_name) else None
-        reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, code, "NotFound")
+        reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, code, status_reason)
         audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
         event = self._record(
             ev.RequestRefused,
@@ -613,7 +629,7 @@ class Engine:
             owner_kind=owner[0] if owner else "",
             owner_name=owner[1] if owner else "",
             code=code,
-            status_reason="NotFound",
+            status_reason=status_reason,
             error=error,
         )
         assert isinstance(event, ev.RequestRefused)

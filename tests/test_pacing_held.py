@@ -208,3 +208,34 @@ def test_an_unpaced_controllers_delete_of_a_pod_already_gone_is_a_404_refusal():
     engine.run(_lines({"at": _at(0), "op": "advance"}))
     refused = engine.refuse(RS, cmd.DeleteObject(kind="Pod", namespace="default", name="gone", reason="r", message="m"), 0, "default/web")
     assert refused is not None and (refused.code, refused.status_reason, refused.error) == (404, "NotFound", 'pods "gone" not found')
+
+
+def test_a_held_deployment_status_write_decided_before_the_user_scaled_it_is_a_409_conflict():
+    """The Deployment controller sends its cached copy and does not retry (syncDeployment's
+    UpdateStatus): the new template's sync creates the new ReplicaSet at 10:00:10.024 and holds
+    its status write for one request latency; the user scales the Deployment at 10:00:10.03, so
+    the held write carries a stale resourceVersion: 409 Conflict, the sync fails and is
+    requeued, and the rollout still converges on 3 pods of the new template."""
+    labels = {"app": "web"}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+                  "spec": {"replicas": 2, "selector": {"matchLabels": labels},
+                           "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "v1"}]}}}}
+    patch = {"at": _at(10), "op": "patch", "kind": "Deployment", "name": "web",
+             "merge": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "v2"}]}}}}}
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "spec": {},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}], "allocatable": {"pods": "100"}}}
+    lines = _lines({"at": _at(0), "op": "apply", "object": node}, {"at": _at(1), "op": "apply", "object": deployment}, patch)
+    store, held = _held_first(lines, T0 + timedelta(seconds=10.03))
+    assert [type(c).__name__ for c in held.commands] == ["UpdateStatus"]
+    scale = {"at": _at(10.03), "op": "scale", "kind": "deployment", "namespace": "default", "name": "web", "replicas": 3}
+    run(store, _lines(scale), pacing=real_pacing())
+    events = list(store.read())
+    refused, *later = _by(events, ev.RequestRefused, "deployment-controller")
+    assert (refused.verb, refused.subresource, refused.kind, refused.code, refused.status_reason) == ("update", "status", "Deployment", 409, "Conflict")
+    assert refused.at == T0 + timedelta(seconds=10.044) and "the object has been modified" in refused.error
+    assert _by(events, ev.SyncFailed, "deployment-controller")[0].at == refused.at
+    # the replicaset-controller's status writes move the ReplicaSets' resourceVersions too: a
+    # held ReplicaSet update of a later sync may conflict as upstream's do
+    assert {(e.kind, e.code) for e in later} <= {("ReplicaSet", 409), ("Deployment", 409)}
+    pods = [p for p in store.cluster_at(store.head).list("Pod") if isinstance(p, Pod)]
+    assert len(pods) == 3 and {p.spec.containers[0].image for p in pods} == {"v2"}
