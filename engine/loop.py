@@ -582,11 +582,14 @@ class Engine:
             return self._already_exists(client, command, trigger)
         if client in ev.QUEUE_KINDS and isinstance(command, cmd.DeleteObject | cmd.UpdateObject | cmd.UpdateStatus):
             return self._stale(client, command, trigger, key)
+        if client == faults.GARBAGE_COLLECTOR and isinstance(command, cmd.UpdateObject):  # its patches
+            return self._stale(client, command, trigger, key)
         return None
 
     def _stale(self, client: str, command: cmd.DeleteObject | cmd.UpdateObject | cmd.UpdateStatus, trigger: int, key: str) -> ev.RequestRefused | None:
         """The API server's answer to a workload controller's request decided on an object that
-        has changed since (a paced sync's held request), a refusal on the sync's error path:
+        has changed since (a paced sync's held request), or the garbage collector's patch of
+        one (orphanDependents, a dangling reference removed), a refusal on the sync's error path:
         a delete, update or status write of a name nothing holds is 404 NotFound
         (registry.Store's NewNotFound: `pods "web-1" not found`); the Deployment controller's
         update or status write of an object whose resourceVersion moved is 409 Conflict (it
@@ -615,7 +618,8 @@ class Engine:
             return None
         error = faults.STATUS[code][1].format(what=f'{plural_of(kind)} "{name}"')
         _, _, owner_name = key.partition("/")
-        owner = (ev.QUEUE_KINDS[client], owner_name) if owner_name and (kind, name) != (ev.QUEUE_KINDS[client], owner_name) else None
+        queue_kind = ev.QUEUE_KINDS.get(client)
+        owner = (queue_kind, owner_name) if queue_kind and owner_name and (kind, name) != (queue_kind, owner_name) else None
         reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, code, status_reason)
         audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
         event = self._record(

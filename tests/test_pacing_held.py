@@ -239,3 +239,39 @@ def test_a_held_deployment_status_write_decided_before_the_user_scaled_it_is_a_4
     assert {(e.kind, e.code) for e in later} <= {("ReplicaSet", 409), ("Deployment", 409)}
     pods = [p for p in store.cluster_at(store.head).list("Pod") if isinstance(p, Pod)]
     assert len(pods) == 3 and {p.spec.containers[0].image for p in pods} == {"v2"}
+
+
+def test_kreplay_replays_a_history_in_two_runs_with_a_hold_at_the_split_and_fsck_and_log_read_it(capsys, tmp_path):
+    """The CLI: `--lines 1-2 --pace real` settles until line 3's time, mid-hold (60 creates, 30
+    waiting for tokens); `--lines 3- --append` goes on from the stored RequestsHeld. fsck
+    verifies the store (its snapshots fold the held sync), `kreplay log` prints the hold on
+    readable lines, and the pods are created at the instants one run creates them."""
+    from replay.cli import main
+
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "spec": {},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}], "allocatable": {"pods": "500"}}}
+    raw = [
+        {"at": _at(0), "op": "apply", "object": node},
+        _workload("ReplicaSet", 60),
+        {"at": _at(1.5), "op": "scale", "kind": "rs", "namespace": "default", "name": "web", "replicas": 120},
+    ]
+    history = tmp_path / "h.jsonl"
+    history.write_text("".join(json.dumps(line) + "\n" for line in raw))
+    split, whole = f"sqlite:{tmp_path / 'split.db'}", f"sqlite:{tmp_path / 'whole.db'}"
+    assert main(["replay", str(history), "--pace", "real", "--store", whole]) == 0
+    assert main(["replay", str(history), "--lines", "1-2", "--pace", "real", "--store", split]) == 0
+    assert EventStore(split).cluster_at(EventStore(split).head).held, "no hold in flight at the split"
+    assert main(["replay", str(history), "--lines", "3-", "--append", "--pace", "real", "--store", split]) == 0
+    capsys.readouterr()
+    assert main(["fsck", "--store", split]) == 0
+    assert ": ok: " in capsys.readouterr().out
+    assert main(["log", "--store", split, "--by", RS]) == 0
+    out = capsys.readouterr().out
+    held = [line for line in out.splitlines() if " requests held replicaset default/web " in line]
+    sent = [line for line in out.splitlines() if " held requests sent replicaset default/web " in line]
+    assert held and sent and "[held]: client-side rate limit (QPS 20, burst 30): " in held[0]
+
+    def creations(url: str) -> list[datetime]:
+        return [e.at for e in _pods_created(list(EventStore(url).read()))]
+
+    assert creations(split) == creations(whole) and len(creations(whole)) == 120
