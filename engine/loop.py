@@ -1028,7 +1028,12 @@ class SyncRun:
     over; with `waits_for_requeue`, the key waits for its requeue alone: the taint manager's 10 ms
     sleep between deletePodHandler's attempts, PodGC's next gc pass), `forgets` words the FailuresForgotten of a key that then succeeds, `attempts` and
     `gave_up` end the retries of a handler that gives up (deletePodHandler's `retries`),
-    `retry_refused` replaces the requeue altogether (the kubelet status manager's syncBatch)."""
+    `retry_refused` replaces the requeue altogether (the kubelet status manager's syncBatch).
+
+    Under `--pace real` a sync may be cut before a request (its client's token, the next
+    request's turn, a RetryOnConflict sleep): it `hold`s the rest, and a SyncRun built again
+    from the log's `HeldSync` sends them later (`Engine._send_paced`); the rules above apply
+    to them unchanged, and `finish` runs once, when the last is gone."""
 
     __slots__ = ("actor", "attempt", "broken", "engine", "failed", "held", "key", "managed", "refused", "skipped", "sleeping", "trigger", "woken")
 

@@ -75,7 +75,7 @@ from engine.controllers.statefulset import (
     template_of_revision,
 )
 from engine.events import KubeletPolicy
-from engine.loop import Engine, Livelock, real_pacing
+from engine.loop import Engine, Livelock
 from tests.faultrules import inject_fault_rule, requeue_pending
 from tests.folds import assert_fold_latest_is_evolve
 
@@ -315,11 +315,9 @@ def claim_ordinal(name: str) -> int:
 class StatefulSetMachine(RuleBasedStateMachine):
     """One engine, one StatefulSet at a time, random histories; invariants after every event."""
 
-    pacing: ev.Pacing | None = None  # `--pace real` (PacedStatefulSetMachine)
-
     def __init__(self) -> None:
         super().__init__()
-        self.engine = Engine(controllers=default_actors(check=True), pacing=self.pacing)
+        self.engine = Engine(controllers=default_actors(check=True))
         self.now = T0
         self.shadow = Cluster()
         self.log: list[ev.Event] = []  # every event, for the teardown's differential fold
@@ -333,11 +331,6 @@ class StatefulSetMachine(RuleBasedStateMachine):
         self.retention_covered: set[str] = set()  # claims a Delete retention policy ever covered
         # the one way a history may end early: `accept_livelock`; later steps do nothing
         self.livelock: Livelock | None = None
-        # --pace real: a held sync's trigger -> the cluster as it was when it was cut; its held
-        # requests are checked against what it decided on (upstream's sync sends them from its
-        # own copy; what changed meanwhile is the next sync's business)
-        self.decided: dict[int, Cluster] = {}
-        self.claims_made: dict[int, set[str]] = {}  # sync trigger -> the claims it created
         self.run(op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(ready_after_seconds=0)))
 
     def teardown(self) -> None:
@@ -429,22 +422,12 @@ class StatefulSetMachine(RuleBasedStateMachine):
         before = self.shadow
         subject = ev.subject(event)
         kind = subject[0] if subject else ""
-        if isinstance(event, ev.RequestsHeld) and event.by == NAME and not event.continued:
-            self.decided[event.held.trigger] = Cluster.restore(before.snapshot())
-        elif isinstance(event, ev.HeldRequestsSent) and event.by == NAME:
-            self.decided.pop(event.trigger, None)
-        decided = self.decided.get(event.trigger) if event.by == NAME else None
-        if event.by == NAME and isinstance(event, ev.ObjectCreated) and kind == "PersistentVolumeClaim":
-            self.claims_made.setdefault(event.trigger, set()).add(subject[2])  # type: ignore[index]
         sts = the_set(before)
         if event.by == NAME and sts is not None:
-            # a held pod request: checked against what its sync decided on
-            seen = decided if decided is not None and the_set(decided) is not None else before
-            seen_sts = the_set(seen) or sts
             if isinstance(event, ev.ObjectCreated) and kind == "Pod":
-                self.check_pod_creation(before, seen_sts, event, seen)
+                self.check_pod_creation(before, sts, event)
             if isinstance(event, ev.DeletionStarted | ev.ObjectDeleted) and kind == "Pod":
-                self.check_pod_deletion(seen, seen_sts, event, subject)
+                self.check_pod_deletion(before, sts, event, subject)
             if isinstance(event, ev.DeletionStarted | ev.ObjectDeleted) and kind == "ControllerRevision":
                 self.check_revision_deletion(before, sts, event, subject)
             if isinstance(event, ev.ObjectCreated | ev.ObjectUpdated) and kind == "PersistentVolumeClaim":
@@ -479,10 +462,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
             if isinstance(event, ev.ObjectEvent) and kind == "ControllerRevision":
                 self.check_revision_numbers(after, event)
 
-    def check_pod_creation(self, before: Cluster, sts: StatefulSet, event: ev.ObjectEvent, decided: Cluster | None = None) -> None:
-        """`decided`: the cluster its sync decided on (a held create under --pace real), for all
-        but its claims, which must exist when it goes."""
-        decided = decided or before
+    def check_pod_creation(self, before: Cluster, sts: StatefulSet, event: ev.ObjectEvent) -> None:
         pod = event.object
         assert isinstance(pod, Pod)
         name = pod.metadata.name
@@ -490,7 +470,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
         start, count, min_ready = start_of(sts), replicas_of(sts), sts.spec.min_ready_seconds
         if not start <= i < start + count:
             self.violation(event, f"created {name}, outside the range [{start}, {start + count})")
-        pods = set_pods(decided, sts)
+        pods = set_pods(before, sts)
         # 1. OrderedReady: every lower in-range ordinal Running, Ready, available, not terminating
         if sts.spec.pod_management_policy == "OrderedReady":
             blocking = [j for j in range(start, i) if not healthy(pods.get(j), min_ready, event.at)]
@@ -506,19 +486,13 @@ class StatefulSetMachine(RuleBasedStateMachine):
         for t in sts.spec.volume_claim_templates:
             want = claim_name(t.metadata.name, i)
             pvc = before.get("PersistentVolumeClaim", NS, want)
-            missing = pvc is None or terminating(pvc)
-            if missing and decided is not before:
-                # a held create: its claim was there when its sync decided, or that sync made it
-                # (createPersistentVolumeClaims); what happened to it since is the next sync's
-                then = decided.get("PersistentVolumeClaim", NS, want)
-                missing = want not in self.claims_made.get(event.trigger, set()) and (then is None or terminating(then))
-            if missing:
+            if pvc is None or terminating(pvc):
                 self.violation(event, f"created {name} before its claim {want} exists ({'terminating' if pvc else 'missing'})")
             if volumes.get(t.metadata.name) != want:
                 self.violation(event, f"created {name} with volume {t.metadata.name} -> {volumes.get(t.metadata.name)!r}, want {want!r}")
         # 2. newVersionedStatefulSetPod: current revision below the partition, update otherwise
-        update = update_revision(decided, sts)
-        revs = {c.metadata.name: c for c in set_revisions(decided, sts)}
+        update = update_revision(before, sts)
+        revs = {c.metadata.name: c for c in set_revisions(before, sts)}
         current = revs.get(sts.status.current_revision) or update
         partition = partition_of(sts)
         strategy = sts.spec.update_strategy.type
@@ -1025,57 +999,6 @@ TestStatefulSetInvariants = StatefulSetMachine.TestCase
 TestStatefulSetInvariants.settings = settings(
     max_examples=200,
     stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-
-
-class PacedStatefulSetMachine(StatefulSetMachine):
-    """The same rules under `--pace real`, faults included: each operation is followed by 30 ms
-    of virtual time only, so the next one often lands while a sync holds requests (a rate
-    limit, a request's turn, a RetryOnConflict sleep) and its held requests meet what changed
-    meanwhile. Every event obeys the rules as it is recorded; the invariants about a settled
-    set wait until no sync of the set holds requests or waits for its hop. No history may
-    livelock: paced requests take virtual time, so the refused status writes' churn ends when
-    its fault does (README "Faults")."""
-
-    pacing = real_pacing()
-    STEP = timedelta(milliseconds=30)
-
-    def run(self, operation: op.Operation) -> None:
-        super().run(operation)
-        if self.livelock is None and self.engine.now is not None:
-            self.engine.advance_to(self.engine.now + self.STEP)
-            self.take()
-
-    def accept_livelock(self, exc: Livelock) -> None:
-        raise exc
-
-    def settling(self) -> bool:
-        """A sync of the set holds requests, or a pacing timer of the controller is pending."""
-        cluster = self.cluster
-        return bool(cluster.held) or any(owner == NAME for _, owner, _ in cluster.pace_timers)
-
-    @invariant()
-    def inv5_the_update_revision_is_the_highest(self) -> None:
-        if not self.settling():
-            super().inv5_the_update_revision_is_the_highest()
-
-    @invariant()
-    def inv6_status_counts_the_pods(self) -> None:
-        if not self.settling():
-            super().inv6_status_counts_the_pods()
-
-    @invariant()
-    def inv7_reconcile_is_idempotent_at_rest(self) -> None:
-        if not self.settling():
-            super().inv7_reconcile_is_idempotent_at_rest()
-
-
-TestPacedStatefulSetInvariants = PacedStatefulSetMachine.TestCase
-TestPacedStatefulSetInvariants.settings = settings(
-    max_examples=25,
-    stateful_step_count=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
