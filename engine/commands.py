@@ -91,8 +91,9 @@ class DeleteObject(Command, kw_only=True):
     force: bool = False  # skip graceful termination (as PodGC does)
 
 
-def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False, group: int = 0, chain: int = 0) -> DeleteObject:
-    """Delete this incarnation of `obj` (its uid is the precondition)."""
+def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False, group: int = 0, chain: int = 0, not_found_ok: bool = False) -> DeleteObject:
+    """Delete `obj`: this incarnation (its uid is the precondition) for the clients that send
+    one; the workload controllers delete by name (`engine.loop.Engine.execute`)."""
     meta = obj.metadata
     return DeleteObject(
         kind=kind_of(obj),
@@ -104,6 +105,7 @@ def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False
         message=message,
         group=group,
         chain=chain,
+        not_found_ok=not_found_ok,
     )
 
 

@@ -17,6 +17,7 @@ from datetime import datetime
 import msgspec
 
 from engine.api.objects import AnyObject, OpaqueObject, OwnerReference, Taint, Toleration, kind_of
+from engine.commands import AnyCommand
 
 
 class Event(
@@ -316,6 +317,59 @@ class FailuresForgotten(Event, kw_only=True):
 
     owner: str
     key: str
+class HeldSync(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A paced controller's sync cut at its client's rate limit or between two sequential
+    requests (`--pace real`): what it decided and has not sent yet, and what decides the rest
+    (`engine.loop.SyncRun`). Upstream's sync handler blocks in client-go's rate limiter and
+    sends every request it decided, in order, while the workqueue keeps its key busy.
+
+    `commands`: the requests (and records) still to go, in order, the first the one cut;
+    `refused`/`skipped`: the sync's refused and skipped commands so far; `broken`: the (group,
+    chain) of its workers a refusal ended; `error`/`error_position`/`refusal`: its first error
+    (none: it has failed nothing yet); `trigger`: the position its reconcile followed;
+    `attempt`: its status write's RetryOnConflict attempt; `managed`: it found its
+    expectations satisfied (check mode); `woken`: its key was added meanwhile (the workqueue's
+    dirty set: processed once more after Done); `due`: when the rest goes (a timer then; any
+    other timer of the key firing before is a wake-up)."""
+
+    trigger: int
+    commands: list[AnyCommand] = msgspec.field(default_factory=list)
+    refused: list[AnyCommand] = msgspec.field(default_factory=list)
+    skipped: list[AnyCommand] = msgspec.field(default_factory=list)
+    broken: list[tuple[int, int]] = msgspec.field(default_factory=list)
+    error: str = ""
+    error_position: int = 0
+    refusal: RequestRefused | None = None
+    attempt: int = 1
+    managed: bool = False
+    woken: bool = False
+    due: datetime | None = None  # when they go: the timer of the next token or request's turn
+
+
+class RequestsHeld(Event, kw_only=True):
+    """`owner`'s sync of `key` waits for its client's next token or its next request's turn
+    (`--pace real`) with requests still to send: `held`. A first cut records them whole; a
+    later one (`continued`) continues the key's held sync: its first `sent` commands went out
+    (or were skipped) and `held` has the sync's state, its `commands` left empty (the rest of
+    those held before). A continuation with nothing sent marks the key woken."""
+
+    owner: str
+    key: str
+    held: HeldSync
+    continued: bool = False
+    sent: int = 0
+
+
+class HeldRequestsSent(Event, kw_only=True):
+    """The last `sent` commands of `owner`'s held sync of `key` went out (or were skipped):
+    the sync ends as any does (its status write after an error, SyncFailed or
+    FailuresForgotten), and its key, if woken meanwhile, syncs once more."""
+
+    owner: str
+    key: str
+    sent: int
+
+
 class NodeHeartbeatsStopped(Event, kw_only=True):
     """The kubelet of `node` stopped posting its status and renewing its lease (a crashed node,
     a network partition): after nodeMonitorGracePeriod the node lifecycle controller marks the
@@ -360,6 +414,8 @@ AnyEvent = (
     | RequestRefused
     | SyncFailed
     | FailuresForgotten
+    | RequestsHeld
+    | HeldRequestsSent
     | NodeHeartbeatsStopped
     | NodeHeartbeatsResumed
 )
@@ -407,7 +463,7 @@ def subject(event: Event) -> tuple[str, str, str] | None:
         return (kind_of(event.object), meta.namespace, meta.name)
     if isinstance(event, ObjectDeleted | WarningRecorded):
         return (event.kind, event.namespace, event.name)
-    if isinstance(event, SyncFailed | FailuresForgotten) and event.owner in QUEUE_KINDS:
+    if isinstance(event, SyncFailed | FailuresForgotten | RequestsHeld | HeldRequestsSent) and event.owner in QUEUE_KINDS:
         namespace, _, name = event.key.partition("/")
         return (QUEUE_KINDS[event.owner], namespace, name)
     if isinstance(event, RequestRefused):

@@ -216,9 +216,9 @@ class Engine:
         self.latency = timedelta(milliseconds=pacing.request_latency_ms) if pacing else timedelta(0)
         # keys a paced controller may reconcile now (its pacing timer fired at this instant)
         self.released: dict[str, set[str]] = {name: set() for name in self.buckets}
-        # (controller, key) -> the RetryOnConflict attempt its status write is, after a paced
-        # conflict retry's sleep fired at this instant (`faults.retry_timer_key`)
-        self.retry_attempts: dict[tuple[str, str], int] = {}
+        # of those, the keys a timer other than a pacing one fired for (an AddAfter, a requeue):
+        # a key busy with a held sync is marked woken by it (the workqueue's dirty set)
+        self.woke: dict[str, set[str]] = {name: set() for name in self.buckets}
         self.now: datetime | None = self.cluster.now
         self.events: list[ev.Event] = []
         self.api = ApiServer(self.cluster, self._emit, self._clock)
@@ -351,16 +351,18 @@ class Engine:
             if when != due:
                 continue
             armed = self.cluster.timer_set_at.get((when, owner, key), 0)
+            pace = (when, owner, key) in self.cluster.pace_timers
             fired = self._emit(
                 ev.TimerFired, owner=owner, key=key, by=owner, reason="timer", trigger=armed
             )
             if owner in self.dirty:
+                # a RetryOnConflict sleep's timer ends a held sync's sleep (`SyncRun._sleep`)
                 key, attempt = faults.split_retry_timer_key(key)
                 self.dirty[owner][key] = fired.position
                 if owner in self.released:
                     self.released[owner].add(key)
-                if attempt:
-                    self.retry_attempts[(owner, key)] = attempt
+                    if not pace and not attempt:
+                        self.woke[owner].add(key)
         self.settle()
         if self.at_rest is not None:
             self.at_rest()
@@ -424,58 +426,82 @@ class Engine:
 
     def _paced(self, actor: Controller, work: list[tuple[str, int]]) -> None:
         """A paced controller: a key it was not released for waits one hop (a timer); a
-        released key is reconciled and its writes issued while the bucket has tokens; the rest
-        of that sync is dropped and the key comes back when the next token does (the
-        reconcile is level-based, so it recomputes what is still missing)."""
+        released key is reconciled and its writes issued while the bucket has tokens, one
+        request latency apart when the next is another request; the rest of that sync is held
+        (`SyncRun.hold`) and goes out, in order, when the next token or turn comes, as
+        upstream's sync handler blocks in client-go's rate limiter. Meanwhile the key is busy:
+        a wake-up marks it woken (the workqueue's dirty set), and it syncs once more after the
+        held sync ends (processNextWorkItem's Done)."""
         assert self.now is not None
-        released = self.released[actor.name]
+        name = actor.name
+        released, woke = self.released[name], self.woke[name]
         for key, trigger in work:
+            held = self.cluster.held.get((name, key))
             if key not in released:
+                if held is not None:
+                    if not held.woken:
+                        SyncRun(self, actor, key, held.trigger, held).hold([], woken=True)
+                    continue
                 due = self.now + self.hop
-                if not any(d <= due for d in self.cluster.pending_timers(actor.name, key)):
-                    audit = Audit(by=actor.name, reason=workqueue.PACE, message="informer delay and request latency", trigger=trigger)
-                    self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
+                if not any(d <= due for d in self.cluster.pending_timers(name, key)):
+                    audit = Audit(by=name, reason=workqueue.PACE, message="informer delay and request latency", trigger=trigger)
+                    self._record(ev.TimerSet, audit, owner=name, key=key, due=due)
                 continue
             released.discard(key)
-            if (actor.name, key) not in self.retry_attempts and self._retry_sleeping(actor.name, key):
-                continue  # the worker sleeps in RetryOnConflict: its timer syncs the key again
-            previous: tuple[type, str] | None = None
-            run = SyncRun(self, actor, key, trigger)
-            cut = False
-            commands = run.begin(self._reconcile(actor, key))
-            for at, command in enumerate(commands):
-                if run.skips(command):  # a refused request ended the sync: never sent, never paced
-                    run.issue(command)
+            if held is not None:
+                run = SyncRun(self, actor, key, held.trigger, held)
+                if held.due is not None and self.now < held.due:  # another timer of the key: a wake-up
+                    woke.discard(key)
+                    run.hold(held.commands, woken=True)
                     continue
-                if isinstance(command, API_WRITES):
-                    # writes of one sync are sequential requests, except a batch of the same
-                    # write to the same kind (slowStartBatch's parallel pod creates, deletes)
-                    this = (type(command), _command_kind(command))
-                    if previous is not None and this != previous:
-                        due = self.now + self.latency
-                        message = "the next request of this sync, one request latency later"
-                    elif not (bucket := self._bucket(actor.name)).available(self.now):
-                        due = bucket.next_token(self.now)
-                        message = f"client-side rate limit (QPS {float(bucket.qps):g}, burst {bucket.burst})"
-                    else:
-                        previous = this
-                        run.issue(command)
-                        continue
-                    if not any(d <= due for d in self.cluster.pending_timers(actor.name, key)):
-                        audit = Audit(by=actor.name, reason=workqueue.PACE, message=message, trigger=trigger)
-                        self._record(ev.TimerSet, audit, owner=actor.name, key=key, due=due)
-                    cut = True
-                    run.unsent(commands[at:])
-                    break
-                run.issue(command)
-            run.finish(cut=cut)
+                run.woken = held.woken or key in woke
+                woke.discard(key)
+                self._send_paced(run, held.commands)
+                continue
+            woke.discard(key)
+            run = SyncRun(self, actor, key, trigger)
+            self._send_paced(run, run.begin(self._reconcile(actor, key)))
 
-    def _retry_sleeping(self, name: str, key: str) -> bool:
-        """Is a sync of `key` sleeping between two RetryOnConflict attempts (a pending timer)?"""
-        return any(
-            self.cluster.pending_timers(name, faults.retry_timer_key(key, attempt))
-            for attempt in range(2, faults.DEFAULT_BACKOFF_STEPS + 1)
-        )
+    def _send_paced(self, run: SyncRun, commands: Sequence[cmd.Command]) -> None:
+        """Send a paced sync's commands (a new sync's, or the rest a held one holds) while its
+        client's bucket has tokens; writes of one sync are sequential requests, one request
+        latency apart, except a batch of the same write to the same kind (slowStartBatch's
+        parallel creates, deletes). At the first that must wait, the rest are held until a
+        timer at its turn; when none is left the sync ends (`SyncRun.finish`)."""
+        assert self.now is not None
+        name, key = run.actor.name, run.key
+        previous: tuple[type, str] | None = None
+        for at, command in enumerate(commands):
+            if run.skips(command):  # a refused request ended the sync: never sent, never paced
+                run.issue(command)
+                continue
+            if isinstance(command, API_WRITES):
+                this = (type(command), _command_kind(command))
+                if previous is not None and this != previous:
+                    due = self.now + self.latency
+                    message = "the next request of this sync, one request latency later"
+                elif not (bucket := self._bucket(name)).available(self.now):
+                    due = bucket.next_token(self.now)
+                    message = f"client-side rate limit (QPS {float(bucket.qps):g}, burst {bucket.burst})"
+                else:
+                    previous = this
+                    run.issue(command)
+                    if run.sleeping is not None:  # it sleeps in RetryOnConflict, then tries again
+                        run.hold(commands[at:], sent=at, due=run.sleeping, why="RetryOnConflict sleeps (retry.DefaultBackoff)")
+                        return
+                    continue
+                if due not in self.cluster.pending_timers(name, key):  # the held requests' turn
+                    audit = Audit(by=name, reason=workqueue.PACE, message=message, trigger=run.trigger)
+                    self._record(ev.TimerSet, audit, owner=name, key=key, due=due)
+                run.hold(commands[at:], sent=at, due=due, why=message)
+                return
+            run.issue(command)
+        if run.held is not None:
+            audit = Audit(by=name, reason="held-sent", message=f"the held sync of {key} sent its last {_count(len(commands), 'command')}: it ends", trigger=run.trigger)
+            self._record(ev.HeldRequestsSent, audit, owner=name, key=key, sent=len(commands))
+        run.finish()
+        if run.woken:  # added while it was busy: processed once more (its next sync waits a hop)
+            self.dirty[name].setdefault(key, self.cluster.position)
 
     def execute(self, command: cmd.Command, by: str, trigger: int) -> None:
         audit = Audit(by=by, reason=command.reason, message=command.message, trigger=trigger)
@@ -495,7 +521,8 @@ class Engine:
                         command.name,
                         audit,
                         propagation=command.propagation_policy,
-                        uid=command.uid,
+                        # the workload controllers delete by name: no UID precondition
+                        uid="" if by in ev.QUEUE_KINDS else command.uid,
                         force=command.force,
                     )
                 case cmd.RemoveFinalizer():
@@ -559,19 +586,80 @@ class Engine:
         except op.Rejected as exc:
             raise LoopError(f"{by} issued a command the API server rejected: {exc}") from exc
 
-    def refuse(self, client: str, command: cmd.Command, trigger: int) -> ev.RequestRefused | None:
+    def refuse(self, client: str, command: cmd.Command, trigger: int, key: str = "") -> ev.RequestRefused | None:
         """Does an injected fault refuse this request, or the API server itself (a create of a
-        name that exists: 409 AlreadyExists; a pod update that changes what ValidatePodUpdate
-        keeps: 422 Invalid)? If so, record the refusal (nothing else changes) and return it."""
+        name that exists: 409 AlreadyExists; a workload controller's delete or update of an
+        object that is gone: 404 NotFound; a pod update that changes what ValidatePodUpdate
+        keeps: 422 Invalid, checked after the object was found, as the API server's update
+        handler does)? If so, record the refusal (nothing else changes) and return it. `key`:
+        the sync's workqueue key."""
         if self.cluster.faults and client in faults.FAULTABLE_CLIENTS:
             refused = self._faulted(client, command, trigger)
             if refused is not None:
                 return refused
         if isinstance(command, cmd.CreateObject) and command.object.metadata.name:
             return self._already_exists(client, command, trigger)
+        stale = client in ev.QUEUE_KINDS and isinstance(command, cmd.DeleteObject | cmd.UpdateObject | cmd.UpdateStatus)
+        if stale or (client == faults.GARBAGE_COLLECTOR and isinstance(command, cmd.UpdateObject)):  # its patches
+            refused = self._stale(client, command, trigger, key)  # type: ignore[arg-type]
+            if refused is not None:
+                return refused
         if isinstance(command, cmd.UpdateObject) and isinstance(command.object, Pod):
             return self._invalid(client, command, trigger)
         return None
+
+    def _stale(self, client: str, command: cmd.DeleteObject | cmd.UpdateObject | cmd.UpdateStatus, trigger: int, key: str) -> ev.RequestRefused | None:
+        """The API server's answer to a workload controller's request decided on an object that
+        has changed since (a paced sync's held request), or the garbage collector's patch of
+        one (orphanDependents, a dangling reference removed), a refusal on the sync's error path:
+        a delete, update or status write of a name nothing holds is 404 NotFound
+        (registry.Store's NewNotFound: `pods "web-1" not found`); the Deployment controller's
+        update or status write of an object whose resourceVersion moved is 409 Conflict (it
+        sends its cached copy and does not retry: syncDeployment's writes). A name that holds
+        another incarnation is no refusal of a delete: these controllers delete by name, with
+        no UID precondition (DeleteStatefulPod, RealPodControl.DeletePod, cleanupDeployment).
+        The others' updates go through on the stored object: updateStatefulSetStatus,
+        UpdateStatefulPod and UpdateControllerRevision retry on conflict after a fresh Get,
+        updateReplicaSetStatus and storeDaemonSetStatus re-get after any error, and each writes
+        what it computed on the fresh copy, which is what the engine's write does at once."""
+        request = request_of(command)
+        assert request is not None
+        verb, subresource, kind, namespace, name = request
+        namespace = "" if self.cluster.cluster_scoped(kind) else (namespace or "default")
+        stored = self.cluster.get(kind, namespace, name)
+        if stored is None:
+            code, status_reason = faults.NOT_FOUND, "NotFound"
+        elif (
+            client == "deployment-controller"
+            and isinstance(command, cmd.UpdateObject | cmd.UpdateStatus)
+            and (version := command.object.metadata.resource_version).isdigit()  # not one it wrote in this sync (SyncContext._written)
+            and version != stored.metadata.resource_version
+        ):
+            code, status_reason = faults.CONFLICT, "Conflict"
+        else:
+            return None
+        error = faults.STATUS[code][1].format(what=f'{plural_of(kind)} "{name}"')
+        _, _, owner_name = key.partition("/")
+        queue_kind = ev.QUEUE_KINDS.get(client)
+        owner = (queue_kind, owner_name) if queue_kind and owner_name and (kind, name) != (queue_kind, owner_name) else None
+        reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, code, status_reason)
+        audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
+        event = self._record(
+            ev.RequestRefused,
+            audit,
+            verb=verb,
+            subresource=subresource,
+            kind=kind,
+            namespace=namespace,
+            name=name,
+            owner_kind=owner[0] if owner else "",
+            owner_name=owner[1] if owner else "",
+            code=code,
+            status_reason=status_reason,
+            error=error,
+        )
+        assert isinstance(event, ev.RequestRefused)
+        return event
 
     def _already_exists(self, client: str, command: cmd.CreateObject, trigger: int) -> ev.RequestRefused | None:
         """The API server's answer to a create of a name that is taken (registry.Store.Create:
@@ -1008,11 +1096,16 @@ class SyncRun:
     over; with `waits_for_requeue`, the key waits for its requeue alone: the taint manager's 10 ms
     sleep between deletePodHandler's attempts, PodGC's next gc pass), `forgets` words the FailuresForgotten of a key that then succeeds, `attempts` and
     `gave_up` end the retries of a handler that gives up (deletePodHandler's `retries`),
-    `retry_refused` replaces the requeue altogether (the kubelet status manager's syncBatch)."""
+    `retry_refused` replaces the requeue altogether (the kubelet status manager's syncBatch).
 
-    __slots__ = ("actor", "attempt", "broken", "engine", "failed", "key", "managed", "refused", "skipped", "sleeping", "trigger")
+    Under `--pace real` a sync may be cut before a request (its client's token, the next
+    request's turn, a RetryOnConflict sleep): it `hold`s the rest, and a SyncRun built again
+    from the log's `HeldSync` sends them later (`Engine._send_paced`); the rules above apply
+    to them unchanged, and `finish` runs once, when the last is gone."""
 
-    def __init__(self, engine: Engine, actor: Controller, key: str, trigger: int) -> None:
+    __slots__ = ("actor", "attempt", "broken", "engine", "failed", "held", "key", "managed", "refused", "skipped", "sleeping", "trigger", "woken")
+
+    def __init__(self, engine: Engine, actor: Controller, key: str, trigger: int, held: ev.HeldSync | None = None) -> None:
         self.engine = engine
         self.actor = actor
         self.key = key
@@ -1023,9 +1116,25 @@ class SyncRun:
         self.refused: list[cmd.Command] = []  # every request of this sync refused so far, in order
         self.broken: set[tuple[int, int]] = set()  # (group, chain) of the workers a refusal ended
         self.managed = False  # the sync found its expectations satisfied (check mode)
+        # when its status write's next RetryOnConflict attempt is, while it sleeps (paced)
+        self.sleeping: datetime | None = None
+        # a paced sync that holds requests (`hold`): what the log has of it, and whether its
+        # key was added meanwhile (the workqueue's dirty set)
+        self.held = held
+        self.woken = False
         # the RetryOnConflict attempt of this sync's status write (after a paced sleep, 2..4)
-        self.attempt = engine.retry_attempts.pop((actor.name, key), 1)
-        self.sleeping = False  # its status write sleeps before the next attempt (paced)
+        self.attempt = 1
+        if held is None:
+            return
+        # a held sync goes on where the log left it
+        self.attempt = held.attempt
+        self.managed = held.managed
+        self.woken = held.woken
+        self.skipped = list(held.skipped)
+        self.refused = list(held.refused)
+        self.broken = set(held.broken)
+        if held.refused:
+            self.failed = Failure(held.refused[0], held.refusal, held.error, held.error_position)
 
     def begin(self, commands: Sequence[cmd.Command]) -> Sequence[cmd.Command]:
         """The sync decided: the controller raises its expectations for the creates and deletes
@@ -1039,11 +1148,47 @@ class SyncRun:
             synced(self.key, commands, self.engine.cluster, self.engine.now)
         return commands
 
-    def unsent(self, commands: Sequence[cmd.Command]) -> None:
-        """Requests of this sync that never go out (a paced sync cut at its client's rate
-        limit; it comes back at the next token): no informer will observe them."""
-        for command in commands:
-            self._not_observed(command)
+    def hold(self, commands: Sequence[cmd.Command], *, sent: int = 0, due: datetime | None = None, why: str = "", woken: bool = False) -> None:
+        """A paced sync cut before `commands` (its client waits for a token, or its next
+        request's turn, until `due`): it keeps them, and the expectations they raised, to send
+        when its timer fires (`Engine._send_paced`). Recorded (RequestsHeld) with what decides
+        the rest, so that a run resumed from the log goes on alike: whole at the first cut,
+        then what changed (`sent` more gone, the key `woken`). Nothing is recorded when nothing
+        changed (a wake-up that found its bucket still empty)."""
+        engine, name = self.engine, self.actor.name
+        self.woken = self.woken or woken or self.key in engine.dirty[name]
+        if due is None and self.held is not None:
+            due = self.held.due
+        failed = self.failed
+        state = ev.HeldSync(
+            trigger=self.trigger,
+            commands=[] if self.held is not None else list(commands),  # type: ignore[arg-type]
+            refused=list(self.refused),  # type: ignore[arg-type]
+            skipped=list(self.skipped),  # type: ignore[arg-type]
+            broken=sorted(self.broken),
+            error=failed.error if failed is not None else "",
+            error_position=failed.position if failed is not None else 0,
+            refusal=failed.refused if failed is not None else None,
+            attempt=self.attempt,
+            managed=self.managed,
+            woken=self.woken,
+            due=due,
+        )
+        if self.held is not None and not sent and state == msgspec.structs.replace(self.held, commands=[]):
+            return
+        requests = sum(1 for c in commands if isinstance(c, API_WRITES))
+        if why:
+            message = (
+                f"{why}: {_count(requests, 'request')} of this sync wait{'s' if requests == 1 else ''} until "
+                f"{_instant(due) if due else '-'}, sent then in order; the key stays busy meanwhile"
+            )
+        else:
+            message = f"{self.key} was added while its sync holds requests: it is processed once more after that sync (dirty)"
+        if self.held is not None and sent:
+            message = f"{_count(sent, 'more command')} of the held sync went out; " + message
+        audit = Audit(by=name, reason="held", message=message, trigger=self.trigger)
+        engine._record(ev.RequestsHeld, audit, owner=name, key=self.key, held=state, continued=self.held is not None, sent=sent)
+        self.held = engine.cluster.held[(name, self.key)]
 
     def _not_observed(self, command: cmd.Command) -> None:
         """A create or delete the informer will never see: the controller lowers its
@@ -1070,7 +1215,7 @@ class SyncRun:
         """Is this command one the sync no longer sends (an earlier request was refused, or the
         worker sleeps in RetryOnConflict: the sync after the sleep decides the rest again), or
         an alternative not taken?"""
-        if self.sleeping or not self.applies(command):
+        if self.sleeping is not None or not self.applies(command):
             return True
         if self.failed is None or command.despite_errors:
             return False
@@ -1139,7 +1284,7 @@ class SyncRun:
         """Carry out one command; a status write is retried as the controller does upstream.
         Under `--pace real` a RetryOnConflict retry first sleeps retry.DefaultBackoff's step
         (`may_sleep`: the sync's own status write, not one written after its error): a timer,
-        and the sync stops there as a paced one cut at its client's limit."""
+        and the sync holds the write and what follows it until then (`Engine._send_paced`)."""
         engine, name = self.engine, self.actor.name
         attempts = 1
         first = 1
@@ -1156,7 +1301,7 @@ class SyncRun:
             on_conflict = True
         refused = None
         for attempt in range(min(first, attempts), attempts + 1):
-            refused = engine.refuse(name, command, self.trigger)
+            refused = engine.refuse(name, command, self.trigger, self.key)
             if refused is None:
                 engine.execute(command, name, self.trigger)
                 return None
@@ -1169,7 +1314,9 @@ class SyncRun:
 
     def _sleep(self, attempt: int, refused: ev.RequestRefused) -> None:
         """wait.ExponentialBackoff's time.Sleep(backoff.Step()) after a conflict, in virtual
-        time: the key syncs again when the timer fires, its status write attempt + 1."""
+        time: the worker sleeps inside the sync (its key busy) until the timer fires, then
+        sends the status write again as attempt + 1 (updateStatefulSetStatus re-gets the set
+        from its lister and writes the status it computed on it)."""
         engine, name = self.engine, self.actor.name
         assert engine.now is not None
         delay = faults.default_backoff_sleep(attempt)
@@ -1179,14 +1326,15 @@ class SyncRun:
         )
         timer = cmd.SetTimer(key=faults.retry_timer_key(self.key, attempt + 1), due=engine.now + delay, reason=workqueue.RETRY_ON_CONFLICT, message=message)
         engine._set_timer(name, timer, Audit(by=name, reason=timer.reason, message=message, trigger=refused.position))
-        self.sleeping = True
+        self.sleeping = timer.due
+        self.attempt = attempt + 1
 
-    def finish(self, cut: bool = False) -> None:
-        """The sync is over (`cut`: a paced sync whose rest waits for its client's next token;
-        it has not succeeded yet, so its failures are not forgotten)."""
+    def finish(self) -> None:
+        """The sync is over (one sleeping in RetryOnConflict has not succeeded yet, so its
+        failures are not forgotten)."""
         engine, name, key = self.engine, self.actor.name, self.key
         cluster = engine.cluster
-        cut = cut or self.sleeping  # a sync sleeping in RetryOnConflict has not ended either
+        cut = self.sleeping is not None
         if engine.check_routes:
             self._check_expectations()
         if self.failed is None:
@@ -1310,6 +1458,10 @@ def _refusal_event(
 
 def _error_text(refused: ev.RequestRefused) -> str:
     return f"{refused.code} {refused.status_reason}: {refused.error}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _instant(at: datetime) -> str:

@@ -34,6 +34,8 @@ VERBS = {
     "RequestRefused": "request refused",
     "SyncFailed": "sync failed",
     "FailuresForgotten": "failures forgotten",
+    "RequestsHeld": "requests held",
+    "HeldRequestsSent": "held requests sent",
     "NodeHeartbeatsStopped": "kubelet stopped posting status",
     "NodeHeartbeatsResumed": "kubelet posts status again",
 }

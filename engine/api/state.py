@@ -169,6 +169,8 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     # the pending timers (due, owner, key) that are a paced controller's hop, not its
     # workqueue's AddAfter (engine.workqueue.PACE)
     pace_timers: list[tuple[datetime, str, str]] = msgspec.field(default_factory=list)
+    # the paced syncs holding requests they decided (owner, key, held sync: RequestsHeld)
+    held: list[tuple[str, str, ev.HeldSync]] = msgspec.field(default_factory=list)
     # the first event's instant (kube-controller-manager's start) and the last informer resync
     started: datetime | None = None
     resynced: datetime | None = None
@@ -272,6 +274,9 @@ class Cluster:
         self.not_ready_nodes: set[str] = set()
         # `--pace real`: each paced controller's token bucket as the log leaves it
         self.pace_buckets: dict[str, TokenBucket] = {}
+        # `--pace real`: the syncs cut with requests still to send, (owner, key) -> what they
+        # hold (RequestsHeld; dropped at HeldRequestsSent): their keys are busy meanwhile
+        self.held: dict[tuple[str, str], ev.HeldSync] = {}
         # API faults in force: FaultInjected position -> (fault, requests left to refuse, 0 for
         # no limit; matching requests still let through before the first refusal)
         self.faults: dict[int, tuple[ev.ApiFault, int, int]] = {}
@@ -429,6 +434,7 @@ class Cluster:
                 terminating_since=sorted((ns, name, at) for (ns, name), at in self.terminating_since.items()),
                 ready_seen=sorted((ns, name, at) for (ns, name), at in self.ready_seen.items()),
                 pace_timers=sorted(self.pace_timers),
+                held=[(o, k, h) for (o, k), h in sorted(self.held.items(), key=lambda kv: kv[0])],
                 started=self.started,
                 resynced=self.resynced,
             )
@@ -465,6 +471,7 @@ class Cluster:
         cluster.terminating_since = {(ns, name): at for ns, name, at in snap.terminating_since}
         cluster.ready_seen = {(ns, name): at for ns, name, at in snap.ready_seen}
         cluster.pace_timers = {(d, o, k) for d, o, k in snap.pace_timers}
+        cluster.held = {(o, k): h for o, k, h in snap.held}
         cluster.started = snap.started
         cluster.resynced = snap.resynced
         return cluster
@@ -556,6 +563,13 @@ class Cluster:
         elif isinstance(event, ev.FailuresForgotten):
             self.failures.pop((event.owner, event.key), None)
             self.requeues.pop((event.owner, event.key), None)
+        elif isinstance(event, ev.RequestsHeld):
+            held = event.held
+            if event.continued:  # the rest of the commands held before, past those sent
+                held = msgspec.structs.replace(held, commands=self.held[(event.owner, event.key)].commands[event.sent :])
+            self.held[(event.owner, event.key)] = held
+        elif isinstance(event, ev.HeldRequestsSent):
+            self.held.pop((event.owner, event.key), None)
         if self.faults:
             self._expire_faults(event.at)
             self._admitted(event)

@@ -547,8 +547,9 @@ def _sync_nodes(
 
 
 def _despite_errors(command: cmd.DeleteObject) -> cmd.DeleteObject:
-    """syncNodes sends its deletes whether or not its create batches failed."""
-    return replace(command, despite_errors=True)
+    """syncNodes sends its deletes whether or not its create batches failed, and a pod already
+    gone is no error (`if !apierrors.IsNotFound(err)`)."""
+    return replace(command, despite_errors=True, not_found_ok=True)
 
 
 def _rolling_update(

@@ -90,6 +90,7 @@ class GarbageCollector:
                         reason="orphaned",
                         message=f"{_describe(obj)} is deleted with propagationPolicy Orphan: its ownerReference is removed and this object stays",
                         group=DEPENDENTS,
+                        not_found_ok=True,  # orphanDependents: `err != nil && !errors.IsNotFound(err)`
                     )
                 )
             out.append(
@@ -149,5 +150,6 @@ class GarbageCollector:
                 object=replace(obj, metadata=replace(meta, owner_references=alive)),
                 reason="dangling-owner-removed",
                 message=f"owner {', '.join(gone)} is gone; its ownerReference is removed",
+                not_found_ok=True,  # a dependent gone meanwhile needs no patch
             )
         ]

@@ -776,6 +776,7 @@ def delete_commands(
             "too-many-replicas",
             f"scale down from {len(active)} to {replicas}: {why} (ranked {i} of {len(active)}){later}",
             group=1,  # the deletes go out in parallel, whichever fails
+            not_found_ok=True,  # manageReplicas: `if !apierrors.IsNotFound(err) { errCh <- err }`
         )
         for i, (pod, why) in enumerate(chosen, start=1)
     ]

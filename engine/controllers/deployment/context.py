@@ -91,8 +91,8 @@ class SyncContext:
         return self._written(rs)
 
     def delete_rs(self, rs: ReplicaSet, reason: str, message: str) -> None:
-        """ReplicaSets(ns).Delete(rs.Name)."""
-        self.commands.append(cmd.delete_of(rs, reason, message))
+        """ReplicaSets(ns).Delete(rs.Name) (cleanupDeployment: `err != nil && !errors.IsNotFound(err)`)."""
+        self.commands.append(cmd.delete_of(rs, reason, message, not_found_ok=True))
 
     # --- Deployment writes ---------------------------------------------------------------------
 
