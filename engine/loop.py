@@ -586,15 +586,16 @@ class Engine:
         except op.Rejected as exc:
             raise LoopError(f"{by} issued a command the API server rejected: {exc}") from exc
 
-    def refuse(self, client: str, command: cmd.Command, trigger: int, key: str = "") -> ev.RequestRefused | None:
+    def refuse(self, client: str, command: cmd.Command, trigger: int, key: str = "", retried: bool = False) -> ev.RequestRefused | None:
         """Does an injected fault refuse this request, or the API server itself (a create of a
         name that exists: 409 AlreadyExists; a workload controller's delete or update of an
         object that is gone: 404 NotFound; a pod update that changes what ValidatePodUpdate
         keeps: 422 Invalid, checked after the object was found, as the API server's update
         handler does)? If so, record the refusal (nothing else changes) and return it. `key`:
-        the sync's workqueue key."""
+        the sync's workqueue key; `retried`: a 409 Conflict will be tried again within the sync
+        (RetryOnConflict), so it records no Warning."""
         if self.cluster.faults and client in faults.FAULTABLE_CLIENTS:
-            refused = self._faulted(client, command, trigger)
+            refused = self._faulted(client, command, trigger, retried)
             if refused is not None:
                 return refused
         if isinstance(command, cmd.CreateObject) and command.object.metadata.name:
@@ -720,8 +721,9 @@ class Engine:
         assert isinstance(event, ev.RequestRefused)
         return event
 
-    def _faulted(self, client: str, command: cmd.Command, trigger: int) -> ev.RequestRefused | None:
-        """Does an injected fault refuse this request? If so, record the refusal."""
+    def _faulted(self, client: str, command: cmd.Command, trigger: int, retried: bool = False) -> ev.RequestRefused | None:
+        """Does an injected fault refuse this request? If so, record the refusal (`retried`: a
+        409 Conflict the client tries again at once, without its Warning)."""
         request = request_of(command)
         if request is None:
             return None
@@ -746,6 +748,9 @@ class Engine:
         # the workload a controller's request was for; the scheduler's and kubelets' are about the pod
         owner = self._owner_of(command, kind, namespace, name) if client in faults.WORKLOAD_CLIENTS else None
         reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, fault.code, faults.STATUS[fault.code][0])
+        if retried and fault.code == faults.CONFLICT:
+            reason = workqueue.RETRY_ON_CONFLICT
+            message = f"{verb} {kind} {name} refused: {fault.code} {error}; RetryOnConflict tries it again (no Warning before its last attempt)"
         written = fault.written and verb in faults.WRITTEN_VERBS and subresource != "binding"
         if written:
             # the API server carried the request out, then the client's request timed out: the
@@ -1290,6 +1295,7 @@ class SyncRun:
         first = 1
         on_conflict = getattr(self.actor, "retry_on_conflict_only", False)
         sleeps = False
+        quiet_retries = False  # a refused attempt before the last records no Warning
         if isinstance(command, cmd.UpdateStatus):
             attempts += getattr(self.actor, "status_update_retries", 0)
             first, self.attempt = self.attempt, 1
@@ -1299,9 +1305,19 @@ class SyncRun:
             # its patch, the sleeps left out (at one instant, paced or not)
             attempts += retries
             on_conflict = True
+        elif (
+            isinstance(command, cmd.UpdateObject)
+            and isinstance(command.object, Pod)
+            and (retries := getattr(self.actor, "pod_update_conflict_retries", 0))
+        ):
+            # the StatefulSet's UpdateStatefulPod: RetryOnConflict(retry.DefaultBackoff) around
+            # its pod update, FailedUpdate recorded after the last attempt only; sleeps left out
+            attempts += retries
+            on_conflict = True
+            quiet_retries = True
         refused = None
         for attempt in range(min(first, attempts), attempts + 1):
-            refused = engine.refuse(name, command, self.trigger, self.key)
+            refused = engine.refuse(name, command, self.trigger, self.key, retried=quiet_retries and attempt < attempts)
             if refused is None:
                 engine.execute(command, name, self.trigger)
                 return None

@@ -1015,3 +1015,46 @@ def test_a_refused_identity_update_records_failed_update_TestStatefulPodControlU
     assert warnings == [("FailedUpdate", "StatefulSet", 1)]
     pod = engine.cluster.pod("default", "foo-0")
     assert pod is not None and pod.metadata.labels.get(label) == "foo-0", "the requeued sync restored the identity"
+
+
+def test_an_identity_update_met_with_one_conflict_goes_through_on_the_next_attempt_TestStatefulPodControlUpdatePodConflictSuccess():
+    """UpdateStatefulPod wraps its update in RetryOnConflict(retry.DefaultBackoff): one 409
+    Conflict is tried again within the sync, which then succeeds: no FailedUpdate, no failed
+    sync, the label restored at once."""
+    from replay.derived import derive_events
+
+    label = "statefulset.kubernetes.io/pod-name"
+    unlabel = {"at": at(30), "op": "patch", "kind": "Pod", "namespace": "default", "name": "foo-0", "merge": {"metadata": {"labels": {label: None}}}}
+    engine = replay(
+        node("n"), statefulset(1),
+        fault(29, client="statefulset-controller", verb="update", kind="Pod", code=409, count=1),
+        unlabel,
+    )
+    refusals = [e for e in engine.events if isinstance(e, ev.RequestRefused) and e.by == "statefulset-controller"]
+    assert [(e.verb, e.kind, e.code, e.reason) for e in refusals] == [("update", "Pod", 409, "retry-on-conflict")]
+    assert not [e for e in engine.events if isinstance(e, ev.SyncFailed) and e.by == "statefulset-controller"]
+    assert not [w for w in derive_events(engine.events) if w["type"] == "Warning"]
+    restored = next(e for e in engine.events if e.position > refusals[0].position and isinstance(e, ev.ObjectUpdated) and e.by == "statefulset-controller")
+    assert restored.at == refusals[0].at and restored.object.metadata.labels.get(label) == "foo-0"
+
+
+def test_an_identity_update_met_with_four_conflicts_records_one_failed_update_and_fails_the_sync():
+    """RetryOnConflict gives up after retry.DefaultBackoff's 4 attempts: four refusals, one
+    FailedUpdate Warning (recordPodEvent after the loop), the sync's error and its requeue."""
+    from replay.derived import derive_events
+
+    label = "statefulset.kubernetes.io/pod-name"
+    unlabel = {"at": at(30), "op": "patch", "kind": "Pod", "namespace": "default", "name": "foo-0", "merge": {"metadata": {"labels": {label: None}}}}
+    engine = replay(
+        node("n"), statefulset(1),
+        fault(29, client="statefulset-controller", verb="update", kind="Pod", code=409, count=4),
+        unlabel,
+    )
+    refusals = [e for e in engine.events if isinstance(e, ev.RequestRefused) and e.by == "statefulset-controller"]
+    assert [e.reason for e in refusals] == ["retry-on-conflict"] * 3 + ["FailedUpdate"]
+    assert len({e.at for e in refusals}) == 1, "the attempts' sleeps are left out"
+    warnings = [(w["reason"], w["count"]) for w in derive_events(engine.events) if w["type"] == "Warning"]
+    assert warnings == [("FailedUpdate", 1)]
+    assert [e for e in engine.events if isinstance(e, ev.SyncFailed) and e.by == "statefulset-controller"]
+    pod = engine.cluster.pod("default", "foo-0")
+    assert pod is not None and pod.metadata.labels.get(label) == "foo-0", "the requeued sync restored the identity"

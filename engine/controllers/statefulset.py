@@ -1076,6 +1076,11 @@ class StatefulSetController(IndexedController):
     # virtual time under --pace real (engine.loop.SyncRun._sleep), else at one instant
     status_update_retries = 3
     retry_on_conflict_only = True
+    # UpdateStatefulPod: its pod update (identity, storage) inside the same
+    # retry.RetryOnConflict(retry.DefaultBackoff, ...), re-reading the pod from the lister
+    # between attempts; recordPodEvent's FailedUpdate only after the last. Its sleeps are left
+    # out (at one instant, paced or not), as the garbage collector's removeFinalizer's
+    pod_update_conflict_retries = 3
     # ssc.queue: AddRateLimited after an error, enqueueSSAfter (AddAfter) for minReadySeconds,
     # one delaying queue (engine.workqueue); the RetryOnConflict sleeps are not on it
     delaying_queue = True
