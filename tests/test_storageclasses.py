@@ -184,3 +184,37 @@ def test_a_statefulsets_claims_of_a_wait_for_first_consumer_default_class_follow
     engine.run([op.Delete(at=T0 + timedelta(seconds=1), kind="Pod", namespace="default", name="web-1"), op.Advance(at=T0 + timedelta(seconds=2))])
     again = engine.cluster.pod("default", "web-1")
     assert isinstance(again, Pod) and again.spec.node_name == stored_claim(engine, "www-web-1").metadata.annotations[SELECTED]
+
+
+def test_a_pod_mounting_a_claim_that_does_not_exist_stays_pending_until_the_claim_is_created() -> None:
+    """VolumeBinding.PreFilter (podHasPVCs): a missing claim makes the pod UnschedulableAndUnresolvable
+    with the lister's error; the claim's creation (VolumeBinding's queueing hint on a claim added)
+    brings it back, and it is scheduled."""
+    engine = Engine()
+    engine.run([op.Apply(at=T0, object=node("a")), op.Apply(at=T0, object=pod("user", claim_name="late"))])
+    waiting = engine.cluster.pod("default", "user")
+    assert isinstance(waiting, Pod) and not waiting.spec.node_name
+    [cond] = [c for c in waiting.status.conditions if c.type == "PodScheduled"]
+    assert (cond.status, cond.reason, cond.message) == ("False", "Unschedulable", '0/1 nodes are available: persistentvolumeclaim "late" not found.')
+    engine.run([op.Apply(at=T0 + timedelta(seconds=5), object=claim("late"))])
+    scheduled = engine.cluster.pod("default", "user")
+    assert isinstance(scheduled, Pod) and scheduled.spec.node_name == "a"
+
+
+def test_a_pod_mounting_a_claim_being_deleted_is_unschedulable_with_that_reason() -> None:
+    """podHasPVCs: `persistentvolumeclaim "x" is being deleted`."""
+    held = decode_object(
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "going", "namespace": "default", "finalizers": ["kubernetes.io/pvc-protection"]},
+         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    )
+    engine = Engine()
+    engine.run([
+        op.Apply(at=T0, object=node("a")),
+        op.Apply(at=T0, object=held),
+        op.Delete(at=T0 + timedelta(seconds=1), kind="PersistentVolumeClaim", namespace="default", name="going"),
+        op.Apply(at=T0 + timedelta(seconds=2), object=pod("user", claim_name="going")),
+    ])
+    waiting = engine.cluster.pod("default", "user")
+    assert isinstance(waiting, Pod) and not waiting.spec.node_name
+    [cond] = [c for c in waiting.status.conditions if c.type == "PodScheduled"]
+    assert cond.message == '0/1 nodes are available: persistentvolumeclaim "going" is being deleted.'

@@ -130,6 +130,16 @@ class Scheduler:
                     return (pod_key(obj),)
                 return ()
             if isinstance(obj, PersistentVolumeClaim):
+                if isinstance(event, ev.ObjectCreated):
+                    # VolumeBinding's queueing hint on a claim added: a pod VolumeBinding.PreFilter
+                    # rejected for want of it is tried again
+                    return [
+                        f"{ns}/{name}"
+                        for ns, name in sorted(cluster.unbound_pods)
+                        if ns == obj.metadata.namespace
+                        and (p := cluster.pod(ns, name)) is not None
+                        and any(v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name == obj.metadata.name for v in p.spec.volumes)
+                    ]
                 if is_bound(obj) and SELECTED_NODE in obj.metadata.annotations and waits_for_first_consumer(cluster, obj):
                     # a WaitForFirstConsumer claim is bound: the pods waiting for it go on
                     return [
@@ -177,6 +187,9 @@ class Scheduler:
             return []  # a history's recorded `bind` places it, as the capture's scheduler did
         if any(due > now for due in cluster.pending_timers(self.name, key)):
             return []  # in backoffQ after a refused binding until its backoff is over
+        missing = _claim_prefilter(cluster, pod) if pod.spec.volumes else None
+        if missing is not None:
+            return _unschedulable_at_prefilter(pod, cluster, missing)
         # mirrors NodeAffinity.PreFilter: a metadata.name matchFields term names the only
         # candidate, so a daemon pod never walks the whole cluster
         target = pod_target_node(pod.spec)
@@ -245,6 +258,34 @@ class Scheduler:
             "at most podMaxBackoffDuration 10s)",
             f"the backoff of {key} is over (attempt {attempts})",
         )
+
+
+def _claim_prefilter(cluster: Cluster, pod: Pod) -> str | None:
+    """Mirrors VolumeBinding.PreFilter's podHasPVCs: a claim the pod mounts that does not exist,
+    or is being deleted, makes the pod UnschedulableAndUnresolvable with the lister's error;
+    None when every claim is there."""
+    for volume in pod.spec.volumes:
+        source = volume.persistent_volume_claim
+        if source is None or not source.claim_name:
+            continue
+        pvc = cluster.get("PersistentVolumeClaim", pod.metadata.namespace or "default", source.claim_name)
+        if pvc is None:
+            return f'persistentvolumeclaim "{source.claim_name}" not found'
+        if pvc.metadata.deletion_timestamp is not None:
+            return f'persistentvolumeclaim "{source.claim_name}" is being deleted'
+    return None
+
+
+def _unschedulable_at_prefilter(pod: Pod, cluster: Cluster, error: str) -> list[cmd.Command]:
+    """FitError.Error for a PreFilter rejection: `0/N nodes are available: <its message>.` (the
+    preemption postscript left out, as for every unschedulable pod here); a pod that already
+    says so asks for nothing."""
+    message = f"0/{len(cluster.node_load)} nodes are available: {error}."
+    for c in pod.status.conditions:
+        if c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable" and c.message == message:
+            return []
+    ns, name = pod.metadata.namespace, pod.metadata.name
+    return [cmd.ReportUnschedulable(namespace=ns, name=name, reason="unschedulable", message=message)]
 
 
 def _select_node(waiting: list, key: str, node_name: str) -> list[cmd.Command]:
