@@ -7,7 +7,7 @@ its sub-second instant."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,7 @@ def _pods(engine: Engine) -> list[Pod]:
         pytest.param(datetime(1998, 5, 5, 5, 5, 5, tzinfo=UTC), "1998-05-05T05:05:05Z", id="no-fractional-seconds"),
         pytest.param(datetime(1970, 1, 1, tzinfo=UTC), "1970-01-01T00:00:00Z", id="epoch"),
         pytest.param(datetime(1960, 1, 1, tzinfo=UTC), "1960-01-01T00:00:00Z", id="pre-epoch"),
+        pytest.param(datetime(1998, 5, 5, 7, 5, 5, 500000, tzinfo=timezone(timedelta(hours=2))), "1998-05-05T05:05:05Z", id="another-zone-is-written-in-utc"),
     ],
 )
 def test_a_time_marshals_in_whole_seconds_as_upstream_TestTimeMarshalJSON(value: datetime | None, stored: str | None) -> None:
@@ -378,7 +379,9 @@ def test_a_custom_resources_creation_timestamp_is_truncated_but_its_spec_time_lo
         pytest.param({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema"}, ("status", "conditions", 0, "lastTransitionTime"), "2026-11-20T10:00:00.5Z", "2026-11-20T10:00:00Z", id="flowschema-condition-metav1-condition"),
         # kinds whose schema kreplay carries refuse such text at decoding (schema.check); others keep it
         pytest.param({"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema"}, ("status", "conditions", 0, "lastTransitionTime"), "not a time", "not a time", id="a-text-that-is-no-time-is-left"),
-        pytest.param({"apiVersion": "batch/v1", "kind": "Job"}, ("status", "startTime"), "2026-11-20T12:00:00.5+02:00", "2026-11-20T12:00:00+02:00", id="zone-kept-as-the-typed-fields-keep-it"),
+        pytest.param({"apiVersion": "batch/v1", "kind": "Job"}, ("status", "startTime"), "2026-11-20T12:00:00.5+02:00", "2026-11-20T10:00:00Z", id="a-zone-offset-is-written-back-in-utc"),
+        pytest.param({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}, ("spec", "renewTime"), "2026-11-20T00:30:00.25-01:00", "2026-11-20T01:30:00.250000Z", id="a-micro-time-is-written-back-in-utc"),
+        pytest.param({"apiVersion": "batch/v1", "kind": "Job"}, ("status", "startTime"), "2026-11-20t10:00:00z", "2026-11-20T10:00:00Z", id="lower-case-t-and-z-are-written-upper-case"),
     ],
 )
 def test_an_opaque_kinds_time_is_stored_as_its_go_type_says(obj: dict[str, Any], path: tuple[Any, ...], given: str, kept: str) -> None:

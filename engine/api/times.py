@@ -22,7 +22,7 @@ resource's own fields are left as given: the API server knows nothing of their t
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
@@ -42,6 +42,14 @@ def whole_second(t: datetime) -> datetime:
     return t.replace(microsecond=0) if t.microsecond else t
 
 
+def _as_stored(t: datetime) -> datetime:
+    """Time.MarshalJSON: `t.UTC()` in RFC 3339, so whole seconds and the zone UTC (a time
+    without a zone is left as it came; the engine's own are all UTC)."""
+    if t.tzinfo is not None and t.tzinfo is not UTC:
+        t = t.astimezone(UTC)
+    return t.replace(microsecond=0) if t.microsecond else t
+
+
 def whole_seconds(obj: Any) -> Any:
     """`obj` (a modeled Struct) with every metav1.Time truncated to the second, as the API server
     stores it; the same object when there is nothing to truncate (a walk of the few fields that
@@ -55,9 +63,9 @@ def whole_seconds(obj: Any) -> Any:
         if value is None:
             continue
         if kind == _TIME:
-            if not value.microsecond:
+            if not value.microsecond and (value.tzinfo is UTC or value.tzinfo is None):
                 continue
-            new = value.replace(microsecond=0)
+            new = _as_stored(value)
         elif kind == _LIST:
             if not value:
                 continue
@@ -184,8 +192,16 @@ def _time_text(text: str, code: str) -> str:
     m = _RFC3339.fullmatch(text)
     if m is None:
         return text
+    seconds, zone = m.group(1), m.group(3)
+    if zone != "Z":  # Time.MarshalJSON and MicroTime.MarshalJSON write t.UTC()
+        try:
+            moment = datetime.fromisoformat(f"{seconds.upper()}{'+00:00' if zone in 'Zz' else zone}").astimezone(UTC)
+        except ValueError:
+            return text  # no instant (a month 13): left as it came
+        seconds, zone = moment.strftime("%Y-%m-%dT%H:%M:%S"), "Z"
     if code == "time":
-        return text if m.group(2) is None else m.group(1) + m.group(3)
-    fraction = ((m.group(2) or ".")[1:] + "000000")[:6]
-    micro = f"{m.group(1)}.{fraction}{m.group(3)}"
-    return text if micro == text else micro
+        stored = seconds + zone
+    else:
+        fraction = ((m.group(2) or ".")[1:] + "000000")[:6]
+        stored = f"{seconds}.{fraction}{zone}"
+    return text if stored == text else stored
