@@ -21,7 +21,6 @@ release.
 
 from __future__ import annotations
 
-import copy
 from datetime import datetime
 
 from sortedcontainers import SortedList
@@ -52,6 +51,7 @@ class _Entry:
         self.pods: dict[str, Pod] = {}
         self.at: dict[int, dict[str, Pod]] = {}  # ordinal -> pods (two only for odd names)
         self.crowded = 0  # ordinals with more than one pod
+        self.outside: set[int] = set()  # ordinals of `at` outside the range: the condemned pods'
         self.nonmembers: set[str] = set()
         self.live: dict[str, int] = {}  # revision -> pods
         self.shares: dict[str, tuple[int, ...]] = {}
@@ -81,6 +81,7 @@ class _Entry:
             del group[name]
             if not group:
                 del self.at[ordinal]
+                self.outside.discard(ordinal)
         self._mark(ordinal)
         revision = s.revision_of(pod)
         self.live[revision] -= 1
@@ -98,6 +99,8 @@ class _Entry:
             group[name] = pod
             if len(group) > 1:
                 self.crowded += 1
+            elif not self.start <= ordinal < self.start + self.count:
+                self.outside.add(ordinal)
             self._mark(ordinal)
         revision = s.revision_of(pod)
         self.live[revision] = self.live.get(revision, 0) + 1
@@ -149,8 +152,10 @@ class _Entry:
             if pod is not None:
                 unavailable = s.is_unavailable(pod, 0, sync.now)
                 stop = unavailable or (s.revision_of(pod) != update and not is_terminating(pod))
-                # a scratch sync: does processReplica issue anything here, or stop?
-                scratch = copy.copy(sync)
+                # a scratch sync: does processReplica issue anything here, or stop? (a shallow
+                # copy without copy.copy's generic protocol, the commands its own)
+                scratch = object.__new__(s._Sync)
+                scratch.__dict__.update(sync.__dict__)
                 scratch.commands = []
                 busy = s._process_replica(scratch, pod, i, self.start, monotonic) or bool(scratch.commands)
             for flag, where in ((busy, self.busy), (unavailable, self.unavailable), (stop, self.stops)):
@@ -257,7 +262,7 @@ class StatefulSetIndex(EventIndex[_Entry]):
                 return status
         # 2. and 3. the condemned pods, highest ordinal first
         condemned = sorted(
-            (p for o, group in entry.at.items() if not start <= o < start + count for p in group.values()),
+            (p for o in entry.outside for p in entry.at[o].values()),
             key=lambda p: (-s.ordinal_of(p), p.metadata.name),
         )
         if condemned:
