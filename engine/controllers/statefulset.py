@@ -1092,7 +1092,9 @@ class StatefulSetController(IndexedController):
             if isinstance(obj, Pod):
                 # mirrors updatePod: a changed controllerRef wakes the old controller too
                 keys = controller_keys(obj, cluster, "StatefulSet")
-                if isinstance(before, KubeObject):
+                if isinstance(before, KubeObject) and not (
+                    before.metadata.owner_references is obj.metadata.owner_references and controller_ref(obj) is not None
+                ):  # (the same references to a controller: the same keys, already there)
                     keys += [k for k in controller_keys(before, cluster, "StatefulSet") if k not in keys]
                 return keys
             if isinstance(obj, PersistentVolumeClaim):

@@ -27,7 +27,7 @@ from sortedcontainers import SortedList
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.api.objects import KubeObject, PersistentVolumeClaim, Pod, StatefulSet
+from engine.api.objects import ControllerRevision, KubeObject, PersistentVolumeClaim, Pod, StatefulSet
 from engine.api.pods import is_terminating
 from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
@@ -62,6 +62,8 @@ class _Entry:
         self.stops: SortedList = SortedList(range(self.count))  # the rolling update stops here
         self.dirty_pods: set[str] = {o.metadata.name for o in cluster.by_owner(self.uid, "Pod")}
         self.dirty_indexes: set[int] = set()
+        # ListControllerRevisions' answer and the revision objects it was read from
+        self.listed: tuple[tuple[object, ...], list[ControllerRevision]] | None = None
 
     def fits(self, sts: StatefulSet) -> bool:
         return sts.metadata.uid == self.uid and (sts.spec is self.spec or sts.spec == self.spec)
@@ -159,10 +161,10 @@ class _Entry:
                 scratch.commands = []
                 busy = s._process_replica(scratch, pod, i, self.start, monotonic) or bool(scratch.commands)
             for flag, where in ((busy, self.busy), (unavailable, self.unavailable), (stop, self.stops)):
-                if flag and i not in where:
+                if not flag:
+                    where.discard(i)
+                elif i not in where:
                     where.add(i)
-                elif not flag and i in where:
-                    where.remove(i)
         self.dirty_indexes.clear()
 
 
@@ -185,6 +187,8 @@ class StatefulSetIndex(EventIndex[_Entry]):
                 self._claim_changed(event.namespace, event.name)
 
     def _pod_changed(self, pod: Pod | None, before: object) -> None:
+        if pod is not None and isinstance(before, KubeObject) and before.metadata.owner_references is pod.metadata.owner_references:
+            before = None  # the same pod under the same controller: marked once
         for obj in (pod, before):
             if isinstance(obj, KubeObject):
                 ref = controller_ref(obj)
@@ -230,7 +234,7 @@ class StatefulSetIndex(EventIndex[_Entry]):
         return False
 
     def _decide(self, sts: StatefulSet, entry: _Entry, cluster: Cluster, now: datetime) -> list[cmd.Command]:
-        revisions, commands = s._list_revisions(cluster, sts, entry.selector)
+        revisions, commands = self._list_revisions(sts, entry, cluster)
         rev = s.statefulset_revisions(cluster, sts, revisions)
         commands += rev.commands
         names = (rev.current.metadata.name, rev.update.metadata.name)
@@ -245,6 +249,23 @@ class StatefulSetIndex(EventIndex[_Entry]):
         history = [r for r in revisions if r.metadata.name not in entry.live]  # the pods' revisions are live
         commands += s.truncate_history(sts, [], history, *names, bool(rev.commands))
         return commands
+
+    def _list_revisions(
+        self, sts: StatefulSet, entry: _Entry, cluster: Cluster
+    ) -> tuple[list[ControllerRevision], list[cmd.Command]]:
+        """`statefulset._list_revisions`, kept while the set's revisions are the same objects and
+        no revision is an orphan (to adopt): its filter and sort read nothing else."""
+        if cluster.orphans.get("ControllerRevision"):
+            entry.listed = None
+            return s._list_revisions(cluster, sts, entry.selector)
+        items = cluster.objects.get("ControllerRevision") or {}
+        owned = tuple(items.get((ns, name)) for _, ns, name in cluster.dependents_of_kind.get((entry.uid, "ControllerRevision"), ()))
+        listed = entry.listed
+        if listed is not None and len(listed[0]) == len(owned) and all(a is b for a, b in zip(listed[0], owned, strict=True)):
+            return list(listed[1]), []
+        revisions, commands = s._list_revisions(cluster, sts, entry.selector)
+        entry.listed = (owned, revisions) if not commands else None
+        return list(revisions), commands
 
     def _update(self, sync: s._Sync, entry: _Entry, monotonic: bool) -> s.StatefulSetStatus:
         """`_update_statefulset` from the kept indexes."""
