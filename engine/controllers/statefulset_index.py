@@ -62,6 +62,7 @@ class _Entry:
         self.stops: SortedList = SortedList(range(self.count))  # the rolling update stops here
         self.dirty_pods: set[str] = {o.metadata.name for o in cluster.by_owner(self.uid, "Pod")}
         self.dirty_indexes: set[int] = set()
+        self.processed: dict[int, tuple[bool, list[cmd.Command]]] = {}  # refresh_indexes'
         # ListControllerRevisions' answer and the revision objects it was read from
         self.listed: tuple[tuple[object, ...], list[ControllerRevision]] | None = None
 
@@ -146,8 +147,11 @@ class _Entry:
         return next(iter(group.values())) if group else None
 
     def refresh_indexes(self, sync: s._Sync, monotonic: bool) -> None:
+        """Refresh the dirty ordinals; `processed` keeps what processReplica did at each (this
+        sync's: it reads only the pod and the sync's set, revisions and clock) for `_update`."""
         assert self.names is not None
         update = self.names[1]
+        self.processed = {}
         for i in self.dirty_indexes:
             pod = self.slot(i)
             busy = unavailable = stop = True
@@ -159,7 +163,9 @@ class _Entry:
                 scratch = object.__new__(s._Sync)
                 scratch.__dict__.update(sync.__dict__)
                 scratch.commands = []
-                busy = s._process_replica(scratch, pod, i, self.start, monotonic) or bool(scratch.commands)
+                stopped = s._process_replica(scratch, pod, i, self.start, monotonic)
+                busy = stopped or bool(scratch.commands)
+                self.processed[i] = (stopped, scratch.commands)
             for flag, where in ((busy, self.busy), (unavailable, self.unavailable), (stop, self.stops)):
                 if not flag:
                     where.discard(i)
@@ -279,7 +285,13 @@ class StatefulSetIndex(EventIndex[_Entry]):
 
         # 1. processReplica where it has something to do, lowest first
         for i in list(entry.busy):
-            if s._process_replica(sync, slot(i), i, start, monotonic) and monotonic:
+            done = entry.processed.get(i)
+            if done is not None:  # the pod processReplica just looked at: the same requests again
+                stopped, requests = done
+                sync.commands += requests
+            else:
+                stopped = s._process_replica(sync, slot(i), i, start, monotonic)
+            if stopped and monotonic:
                 return status
         # 2. and 3. the condemned pods, highest ordinal first
         condemned = sorted(
