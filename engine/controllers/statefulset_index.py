@@ -27,7 +27,13 @@ from sortedcontainers import SortedList
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.api.objects import ControllerRevision, KubeObject, PersistentVolumeClaim, Pod, StatefulSet
+from engine.api.objects import (
+    ControllerRevision,
+    KubeObject,
+    PersistentVolumeClaim,
+    Pod,
+    StatefulSet,
+)
 from engine.api.pods import is_terminating
 from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
