@@ -180,3 +180,22 @@ def test_an_index_starts_over_when_the_cluster_moved_without_the_loop() -> None:
     engine.cluster.evolve(ev.ClockAdvanced(position=engine.cluster.position + 1, at=T0 + timedelta(minutes=1), by="test", reason="test"))
     engine.run([op.Advance(at=T0 + timedelta(minutes=2))])  # the loop's next event notices it
     assert not controller.index.entries  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("now", [None, "DaemonSet", "StatefulSet"])
+@pytest.mark.parametrize("was", ["absent", None, "DaemonSet", "StatefulSet"])
+def test_a_daemonset_pod_handler_skips_a_pod_only_when_both_versions_have_another_controller(now: str | None, was: str | None) -> None:
+    """`controlled_by_other`, the DaemonSet and ReplicaSet handlers' first test: an orphan (it
+    may be adopted) or a pod that is or was the kind's own goes on to the handlers' full answer."""
+    from engine.api.objects import ObjectMeta, OwnerReference, Pod
+    from engine.controllers.ownership import controlled_by_other
+
+    def pod(kind: str | None) -> Pod:
+        refs = [OwnerReference(api_version="v1", kind="ConfigMap", name="c", uid="u0", controller=False)]
+        if kind is not None:
+            refs.append(OwnerReference(api_version="apps/v1", kind=kind, name="x", uid="u1", controller=True))
+        return Pod(metadata=ObjectMeta(name="p", namespace="default", owner_references=refs))
+
+    before = None if was == "absent" else pod(was)
+    expected = now not in (None, "DaemonSet") and was not in (None, "DaemonSet")
+    assert controlled_by_other(pod(now), before, "DaemonSet") is expected

@@ -2399,3 +2399,34 @@ def test_delete_delete_claims_go_on_scale_down_and_with_the_set() -> None:
     assert sorted(c.claims()) == ["data-web-0", "data-web-1"]
     c.delete("StatefulSet", "web")
     assert c.claims() == {}
+
+
+def test_the_revision_data_and_template_answer_for_the_object_asked_not_the_last_one() -> None:
+    """getPatch and ApplyRevision are kept per object (every sync asks them of the same template
+    and revision): each answer is the one computed afresh for that object, also when objects
+    are asked in turn and when an equal copy is asked."""
+    from engine.controllers.hashing import revision_data, with_go_zero_values
+
+    one = decode_object(sts_manifest())
+    assert isinstance(one, StatefulSet)
+    two = replace(one, spec=replace(one.spec, template=decode_object(sts_manifest()).spec.template))  # type: ignore[union-attr]
+    two = replace(two, spec=replace(two.spec, template=replace(two.spec.template, spec=replace(two.spec.template.spec, containers=[replace(two.spec.template.spec.containers[0], image="nginx:2")]))))
+    copy_of_one = decode_object(sts_manifest())
+    assert isinstance(copy_of_one, StatefulSet)
+
+    def fresh(t: Any) -> dict[str, Any]:
+        return revision_data(with_go_zero_values(to_builtins(t)))
+
+    asked = [one, two, one, copy_of_one, two]
+    data = [statefulset_revision_data(s.spec.template) for s in asked]
+    assert data == [fresh(s.spec.template) for s in asked]
+    assert data[0] != data[1], "two templates, two answers"
+    revisions = [ControllerRevision(metadata=ObjectMeta(name=f"foo-{i}", namespace=NS), data=d, revision=i + 1) for i, d in enumerate(data)]
+    from engine.api.objects import PodTemplateSpec, decode_as
+
+    def decoded(cr: ControllerRevision) -> PodTemplateSpec:
+        return decode_as({k: v for k, v in cr.data["spec"]["template"].items() if k != "$patch"}, PodTemplateSpec)
+
+    templates = [template_of_revision(cr) for cr in revisions + revisions[::-1]]
+    assert templates == [decoded(cr) for cr in revisions + revisions[::-1]]
+    assert templates[0] != templates[1] and [t.spec.containers[0].image for t in templates[:2]] == ["nginx", "nginx:2"]

@@ -39,6 +39,7 @@ from engine.controllers.hashing import compute_hash
 from engine.controllers.ownership import (
     IndexedController,
     claim,
+    controlled_by_other,
     controller_keys,
     owner_ref_to,
     resolve_controller_ref,
@@ -145,6 +146,8 @@ class DaemonSetController(IndexedController):
             return workload_keys(cluster, "DaemonSet")
         if self.index is not None:
             self.index.observe(event, cluster, before)
+        if isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod) and controlled_by_other(event.object, before, "DaemonSet"):
+            return ()  # another controller's pod: addPod/updatePod resolve nothing (below, the same answer)
         self._observe(event, cluster)
         if isinstance(event, ev.ObjectEvent):
             obj = event.object

@@ -26,6 +26,23 @@ def controller_ref(obj: KubeObject) -> OwnerReference | None:
     return None
 
 
+def controlled_by_other(obj: KubeObject, before: object, kind: str) -> bool:
+    """Both `obj` and its version `before` (if any) have a controllerRef to something other
+    than a `kind`: a `kind` controller's pod handlers wake nobody and observe nothing for it
+    (resolveControllerRef answers nil for either, and an object with a controller is never
+    adopted). The cheap first test of the handlers of controllers that watch every pod."""
+    for o in (obj, before):
+        if isinstance(o, KubeObject):
+            for ref in o.metadata.owner_references:
+                if ref.controller:
+                    if ref.kind == kind:
+                        return False
+                    break
+            else:
+                return False
+    return True
+
+
 def resolve_controller_ref(cluster: Cluster, namespace: str, ref: OwnerReference | None, kind: str) -> str | None:
     """Mirrors resolveControllerRef: the key of the `kind` a controllerRef names, if it is still
     that one (same name and uid)."""

@@ -57,6 +57,7 @@ from engine.controllers.expectations import UIDTrackingControllerExpectations
 from engine.controllers.ownership import (
     IndexedController,
     claim,
+    controlled_by_other,
     controller_ref,
     owner_ref_to,
     resolve_controller_ref,
@@ -481,6 +482,8 @@ class ReplicaSetController(IndexedController):
             return workload_keys(cluster, "ReplicaSet")
         if self.index is not None:
             self.index.observe(event, cluster, before)
+        if isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod) and controlled_by_other(event.object, before, "ReplicaSet"):
+            return ()  # another controller's pod: addPod/updatePod resolve nothing (below, the same answer)
         self._observe(event, cluster, before)
         if isinstance(event, ev.ObjectEvent):
             obj = event.object

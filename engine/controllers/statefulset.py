@@ -165,8 +165,11 @@ def _why_unhealthy(pod: Pod, min_ready: int, now: datetime) -> str:
 
 
 def statefulset_revision_data(template: PodTemplateSpec) -> dict:
-    """Mirrors getPatch: the template as the apps/v1 codec writes it, `$patch: replace`."""
-    return revision_data(with_go_zero_values(to_builtins(template)))
+    """Mirrors getPatch: the template as the apps/v1 codec writes it, `$patch: replace`.
+
+    Every sync asks it of the set's template (getStatefulSetRevisions), which rarely changes:
+    the answer is kept per template object (`_memo_of`); callers never change it."""
+    return _memo_of(_REVISION_DATA, template, lambda: revision_data(with_go_zero_values(to_builtins(template))))
 
 
 def revision_name(sts: StatefulSet, hash_: str) -> str:
@@ -175,9 +178,33 @@ def revision_name(sts: StatefulSet, hash_: str) -> str:
 
 
 def template_of_revision(cr: ControllerRevision) -> PodTemplateSpec:
-    """Mirrors ApplyRevision for the one field a revision holds: the pod template."""
-    raw = ((cr.data or {}).get("spec") or {}).get("template") or {}
-    return decode_as({k: v for k, v in raw.items() if k != "$patch"}, PodTemplateSpec)
+    """Mirrors ApplyRevision for the one field a revision holds: the pod template (decoded once
+    per revision data object: every sync of a rollout asks it of the current revision)."""
+
+    def decode() -> PodTemplateSpec:
+        raw = ((cr.data or {}).get("spec") or {}).get("template") or {}
+        return decode_as({k: v for k, v in raw.items() if k != "$patch"}, PodTemplateSpec)
+
+    return _memo_of(_TEMPLATES, cr.data, decode)
+
+
+# answers computed from an object that does not change (objects are frozen, revision data is
+# never mutated), by the object's identity: id -> (the object, kept alive so its id stays its
+# own, the answer); cleared when full, so a long replay keeps only what is in use
+_REVISION_DATA: dict[int, tuple[object, dict]] = {}
+_TEMPLATES: dict[int, tuple[object, PodTemplateSpec]] = {}
+_MEMO_SIZE = 256
+
+
+def _memo_of(memo: dict, key: object, compute):  # noqa: ANN001, ANN202
+    hit = memo.get(id(key))
+    if hit is not None and hit[0] is key:
+        return hit[1]
+    value = compute()
+    if len(memo) >= _MEMO_SIZE:
+        memo.clear()
+    memo[id(key)] = (key, value)
+    return value
 
 
 def _sort_revisions(revisions: Iterable[ControllerRevision]) -> list[ControllerRevision]:
@@ -1105,7 +1132,9 @@ class StatefulSetController(IndexedController):
             if isinstance(obj, Pod):
                 # mirrors updatePod: a changed controllerRef wakes the old controller too
                 keys = controller_keys(obj, cluster, "StatefulSet")
-                if isinstance(before, KubeObject):
+                if isinstance(before, KubeObject) and not (
+                    before.metadata.owner_references is obj.metadata.owner_references and controller_ref(obj) is not None
+                ):  # (the same references to a controller: the same keys, already there)
                     keys += [k for k in controller_keys(before, cluster, "StatefulSet") if k not in keys]
                 return keys
             if isinstance(obj, PersistentVolumeClaim):

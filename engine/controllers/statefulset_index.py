@@ -21,14 +21,19 @@ release.
 
 from __future__ import annotations
 
-import copy
 from datetime import datetime
 
 from sortedcontainers import SortedList
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.api.objects import KubeObject, PersistentVolumeClaim, Pod, StatefulSet
+from engine.api.objects import (
+    ControllerRevision,
+    KubeObject,
+    PersistentVolumeClaim,
+    Pod,
+    StatefulSet,
+)
 from engine.api.pods import is_terminating
 from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
@@ -52,6 +57,7 @@ class _Entry:
         self.pods: dict[str, Pod] = {}
         self.at: dict[int, dict[str, Pod]] = {}  # ordinal -> pods (two only for odd names)
         self.crowded = 0  # ordinals with more than one pod
+        self.outside: set[int] = set()  # ordinals of `at` outside the range: the condemned pods'
         self.nonmembers: set[str] = set()
         self.live: dict[str, int] = {}  # revision -> pods
         self.shares: dict[str, tuple[int, ...]] = {}
@@ -62,6 +68,9 @@ class _Entry:
         self.stops: SortedList = SortedList(range(self.count))  # the rolling update stops here
         self.dirty_pods: set[str] = {o.metadata.name for o in cluster.by_owner(self.uid, "Pod")}
         self.dirty_indexes: set[int] = set()
+        self.processed: dict[int, tuple[bool, list[cmd.Command]]] = {}  # refresh_indexes'
+        # ListControllerRevisions' answer and the revision objects it was read from
+        self.listed: tuple[tuple[object, ...], list[ControllerRevision]] | None = None
 
     def fits(self, sts: StatefulSet) -> bool:
         return sts.metadata.uid == self.uid and (sts.spec is self.spec or sts.spec == self.spec)
@@ -81,6 +90,7 @@ class _Entry:
             del group[name]
             if not group:
                 del self.at[ordinal]
+                self.outside.discard(ordinal)
         self._mark(ordinal)
         revision = s.revision_of(pod)
         self.live[revision] -= 1
@@ -98,6 +108,8 @@ class _Entry:
             group[name] = pod
             if len(group) > 1:
                 self.crowded += 1
+            elif not self.start <= ordinal < self.start + self.count:
+                self.outside.add(ordinal)
             self._mark(ordinal)
         revision = s.revision_of(pod)
         self.live[revision] = self.live.get(revision, 0) + 1
@@ -141,23 +153,30 @@ class _Entry:
         return next(iter(group.values())) if group else None
 
     def refresh_indexes(self, sync: s._Sync, monotonic: bool) -> None:
+        """Refresh the dirty ordinals; `processed` keeps what processReplica did at each (this
+        sync's: it reads only the pod and the sync's set, revisions and clock) for `_update`."""
         assert self.names is not None
         update = self.names[1]
+        self.processed = {}
         for i in self.dirty_indexes:
             pod = self.slot(i)
             busy = unavailable = stop = True
             if pod is not None:
                 unavailable = s.is_unavailable(pod, 0, sync.now)
                 stop = unavailable or (s.revision_of(pod) != update and not is_terminating(pod))
-                # a scratch sync: does processReplica issue anything here, or stop?
-                scratch = copy.copy(sync)
+                # a scratch sync: does processReplica issue anything here, or stop? (a shallow
+                # copy without copy.copy's generic protocol, the commands its own)
+                scratch = object.__new__(s._Sync)
+                scratch.__dict__.update(sync.__dict__)
                 scratch.commands = []
-                busy = s._process_replica(scratch, pod, i, self.start, monotonic) or bool(scratch.commands)
+                stopped = s._process_replica(scratch, pod, i, self.start, monotonic)
+                busy = stopped or bool(scratch.commands)
+                self.processed[i] = (stopped, scratch.commands)
             for flag, where in ((busy, self.busy), (unavailable, self.unavailable), (stop, self.stops)):
-                if flag and i not in where:
+                if not flag:
+                    where.discard(i)
+                elif i not in where:
                     where.add(i)
-                elif not flag and i in where:
-                    where.remove(i)
         self.dirty_indexes.clear()
 
 
@@ -180,6 +199,8 @@ class StatefulSetIndex(EventIndex[_Entry]):
                 self._claim_changed(event.namespace, event.name)
 
     def _pod_changed(self, pod: Pod | None, before: object) -> None:
+        if pod is not None and isinstance(before, KubeObject) and before.metadata.owner_references is pod.metadata.owner_references:
+            before = None  # the same pod under the same controller: marked once
         for obj in (pod, before):
             if isinstance(obj, KubeObject):
                 ref = controller_ref(obj)
@@ -225,7 +246,7 @@ class StatefulSetIndex(EventIndex[_Entry]):
         return False
 
     def _decide(self, sts: StatefulSet, entry: _Entry, cluster: Cluster, now: datetime) -> list[cmd.Command]:
-        revisions, commands = s._list_revisions(cluster, sts, entry.selector)
+        revisions, commands = self._list_revisions(sts, entry, cluster)
         rev = s.statefulset_revisions(cluster, sts, revisions)
         commands += rev.commands
         names = (rev.current.metadata.name, rev.update.metadata.name)
@@ -241,6 +262,23 @@ class StatefulSetIndex(EventIndex[_Entry]):
         commands += s.truncate_history(sts, [], history, *names, bool(rev.commands))
         return commands
 
+    def _list_revisions(
+        self, sts: StatefulSet, entry: _Entry, cluster: Cluster
+    ) -> tuple[list[ControllerRevision], list[cmd.Command]]:
+        """`statefulset._list_revisions`, kept while the set's revisions are the same objects and
+        no revision is an orphan (to adopt): its filter and sort read nothing else."""
+        if cluster.orphans.get("ControllerRevision"):
+            entry.listed = None
+            return s._list_revisions(cluster, sts, entry.selector)
+        items = cluster.objects.get("ControllerRevision") or {}
+        owned = tuple(items.get((ns, name)) for _, ns, name in cluster.dependents_of_kind.get((entry.uid, "ControllerRevision"), ()))
+        listed = entry.listed
+        if listed is not None and len(listed[0]) == len(owned) and all(a is b for a, b in zip(listed[0], owned, strict=True)):
+            return list(listed[1]), []
+        revisions, commands = s._list_revisions(cluster, sts, entry.selector)
+        entry.listed = (owned, revisions) if not commands else None
+        return list(revisions), commands
+
     def _update(self, sync: s._Sync, entry: _Entry, monotonic: bool) -> s.StatefulSetStatus:
         """`_update_statefulset` from the kept indexes."""
         sts, now = sync.sts, sync.now
@@ -253,13 +291,19 @@ class StatefulSetIndex(EventIndex[_Entry]):
 
         # 1. processReplica where it has something to do, lowest first
         for i in list(entry.busy):
-            if s._process_replica(sync, slot(i), i, start, monotonic) and monotonic:
+            done = entry.processed.get(i)
+            if done is not None:  # the pod processReplica just looked at: the same requests again
+                stopped, requests = done
+                sync.commands += requests
+            else:
+                stopped = s._process_replica(sync, slot(i), i, start, monotonic)
+            if stopped and monotonic:
                 return status
         if sync.errored:  # runForAll's error (Parallel): updateStatefulSet returns there
             return status
         # 2. and 3. the condemned pods, highest ordinal first
         condemned = sorted(
-            (p for o, group in entry.at.items() if not start <= o < start + count for p in group.values()),
+            (p for o in entry.outside for p in entry.at[o].values()),
             key=lambda p: (-s.ordinal_of(p), p.metadata.name),
         )
         if condemned:
