@@ -18,6 +18,8 @@ from engine import operations as op
 from engine.actors import default_actors
 from engine.api.objects import decode_object
 from engine.controllers.replicaset import (
+    _deletion_facts,
+    sort_for_deletion,
     ReplicaSetController,
     _compare_facts,
     log_bucket,
@@ -101,6 +103,31 @@ def test_sorting_fewer_candidates_changes_the_order_of_those_kept_where_the_comp
     everything = by_comparison(facts)
     assert everything[-1] == "p2"
     assert by_comparison([f for f in facts if f[11] != "p2"]) != everything[:-1]
+
+
+def pod(name: str, uid: str, ready_since: datetime) -> object:
+    return decode_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "uid": uid, "creationTimestamp": "2026-11-20T10:00:00Z"},
+            "spec": {"nodeName": "n0", "containers": [{"name": "w", "image": "web:1"}]},
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": ready_since.strftime("%Y-%m-%dT%H:%M:%SZ")}],
+            },
+        }
+    )
+
+
+def test_the_scale_down_sorts_every_pod_with_the_comparison_itself_circle_included() -> None:
+    """sort_for_deletion is Python's sort over `_compare_facts`, whatever the order it is fed in:
+    on the circle it returns what that sort returns, which a sort of any other kind need not."""
+    pods = [pod(f[11], f[10], f[5]) for f in CIRCLE]
+    for order in (pods, pods[::-1], pods[1:] + pods[:1]):
+        facts = [_deletion_facts(p, 1, NOW, True) for p in order]
+        assert [p.metadata.name for p, _ in sort_for_deletion(order, [1] * len(order), NOW)] == by_comparison(facts)
+    assert [p.metadata.name for p, _ in sort_for_deletion(pods, [1] * 4, NOW)] == ["p1", "p0", "p2", "p3"]
 
 
 # --- the index ------------------------------------------------------------------------------------
