@@ -18,11 +18,11 @@ from engine import operations as op
 from engine.actors import default_actors
 from engine.api.objects import decode_object
 from engine.controllers.replicaset import (
-    _deletion_facts,
-    sort_for_deletion,
     ReplicaSetController,
     _compare_facts,
+    _deletion_facts,
     log_bucket,
+    sort_for_deletion,
 )
 from engine.events import KubeletPolicy
 from engine.loop import Engine
