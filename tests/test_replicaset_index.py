@@ -2,10 +2,9 @@
 
 `engine/controllers/replicaset_index.py` keeps, per ReplicaSet, the pods its selector matches,
 those it counts and their status shares. These tests show that an event marks only what it
-touched, that the deletion ranking's fast path (a key, where the comparison is a total order on
-the pods) is exactly `sorted` with the comparison, and why no partial selection is used where
-it is not: the comparison can go round in a circle, and then what `sorted` returns depends on
-every pod it is given. The upstream-ported tables of tests/test_replicaset.py sync through a
+touched, and why the deletion ranking sorts every active pod with the comparison itself: the
+comparison can go round in a circle, and then what `sorted` returns depends on every pod it is
+given. The upstream-ported tables of tests/test_replicaset.py sync through a
 checking controller, and the Deployment machine runs in check mode.
 """
 
@@ -15,18 +14,15 @@ import heapq
 from datetime import UTC, datetime, timedelta
 from functools import cmp_to_key
 
-import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from engine import operations as op
 from engine.actors import default_actors
 from engine.api.objects import decode_object
 from engine.controllers.replicaset import (
     ReplicaSetController,
     _compare_facts,
-    deletion_keys,
+    _deletion_facts,
     log_bucket,
+    sort_for_deletion,
 )
 from engine.events import KubeletPolicy
 from engine.loop import Engine
@@ -71,64 +67,10 @@ def by_comparison(facts: list[tuple]) -> list[str]:
     return [f[0][11] for f in sorted([(f, None, 0) for f in facts], key=cmp_to_key(_compare_facts))]
 
 
-def by_key(facts: list[tuple]) -> list[str] | None:
-    keys = deletion_keys(facts)
-    if keys is None:
-        return None
-    return [facts[i][11] for i in sorted(range(len(facts)), key=keys.__getitem__)]
-
-
 # --- the ranking ----------------------------------------------------------------------------------
 
 # a few instants, some in one log2 bucket (an hour ago, seconds apart), some not
 INSTANTS = [NOW - timedelta(seconds=s) for s in (3600, 3610, 3620, 60, 5)]
-
-
-@st.composite
-def pod_facts(draw: st.DrawFn) -> list[tuple]:
-    count = draw(st.integers(2, 9))
-    uids = draw(st.lists(st.sampled_from("abcdefgh"), min_size=count, max_size=count))
-    out = []
-    for i in range(count):
-        out.append(
-            fact(
-                f"p{i}",
-                uids[i],
-                draw(st.sampled_from([*INSTANTS, None])),
-                draw(st.sampled_from([*INSTANTS[:3], None])),
-                ready=draw(st.booleans()),
-                rank=draw(st.integers(0, 2)),
-                restarts=draw(st.integers(0, 1)),
-                phase=draw(st.sampled_from([0, 2])),
-                cost=draw(st.integers(0, 1)),
-                assigned=draw(st.booleans()),
-            )
-        )
-    return out
-
-
-@settings(max_examples=2000, deadline=None)
-@given(pod_facts())
-def test_where_the_deletion_key_exists_its_order_is_exactly_sorted_with_the_comparison(facts: list[tuple]) -> None:
-    keyed = by_key(facts)
-    if keyed is not None:
-        assert keyed == by_comparison(facts)
-        assert keyed == by_comparison(facts[::-1])  # a total order: the input order is irrelevant
-
-
-@pytest.mark.parametrize(
-    "facts",
-    [
-        pytest.param([fact(f"p{i}", f"u{9 - i}", INSTANTS[0]) for i in range(6)], id="pods-ready-at-one-instant"),
-        pytest.param([fact(f"p{i}", f"u{9 - i}", INSTANTS[i]) for i in range(5)], id="pods-ready-at-distinct-instants"),
-        pytest.param(
-            [fact(f"p{i}", f"u{i}", INSTANTS[i % 2], ready=i < 2, restarts=i % 3) for i in range(6)],
-            id="ready-and-not-ready-pods-with-restarts",
-        ),
-    ],
-)
-def test_the_deletion_key_exists_where_no_bucket_mixes_shared_and_distinct_times(facts: list[tuple]) -> None:
-    assert by_key(facts) == by_comparison(facts)
 
 
 # four pods ready an hour ago, three at one instant and one 50 s later (one log2 bucket): p1 goes
@@ -139,10 +81,6 @@ CIRCLE = [
     fact("p2", "u8", INSTANTS[0]),
     fact("p3", "u0", INSTANTS[0]),
 ]
-
-
-def test_no_deletion_key_exists_where_the_comparison_goes_round_in_a_circle() -> None:
-    assert deletion_keys(CIRCLE) is None
 
 
 def test_a_partial_selection_is_not_sorted_s_first_n_where_the_comparison_is_circular() -> None:
@@ -165,6 +103,31 @@ def test_sorting_fewer_candidates_changes_the_order_of_those_kept_where_the_comp
     everything = by_comparison(facts)
     assert everything[-1] == "p2"
     assert by_comparison([f for f in facts if f[11] != "p2"]) != everything[:-1]
+
+
+def pod(name: str, uid: str, ready_since: datetime) -> object:
+    return decode_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "uid": uid, "creationTimestamp": "2026-11-20T10:00:00Z"},
+            "spec": {"nodeName": "n0", "containers": [{"name": "w", "image": "web:1"}]},
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": ready_since.strftime("%Y-%m-%dT%H:%M:%SZ")}],
+            },
+        }
+    )
+
+
+def test_the_scale_down_sorts_every_pod_with_the_comparison_itself_circle_included() -> None:
+    """sort_for_deletion is Python's sort over `_compare_facts`, whatever the order it is fed in:
+    on the circle it returns what that sort returns, which a sort of any other kind need not."""
+    pods = [pod(f[11], f[10], f[5]) for f in CIRCLE]
+    for order in (pods, pods[::-1], pods[1:] + pods[:1]):
+        facts = [_deletion_facts(p, 1, NOW, True) for p in order]
+        assert [p.metadata.name for p, _ in sort_for_deletion(order, [1] * len(order), NOW)] == by_comparison(facts)
+    assert [p.metadata.name for p, _ in sort_for_deletion(pods, [1] * 4, NOW)] == ["p1", "p0", "p2", "p3"]
 
 
 # --- the index ------------------------------------------------------------------------------------

@@ -207,92 +207,35 @@ def sort_for_deletion(
     The comparison is `compare_for_deletion`'s, on facts read once per pod rather than once per
     comparison (readiness, cost, restarts and log2 buckets are the cost of a large scale-down). It
     stays a comparison, not a key: rules 6 and 8 only decide when the times differ, so a pod's
-    place is not a function of its own facts alone. `known`: each pod's own facts (`own_facts`)
-    by name, as the caller already read them for that very pod object (the incremental index).
+    place is not a function of its own facts alone. Nor a key where the comparison happens to be
+    a total order on the pods: building such a key cost more, per pod, than the comparisons the
+    sort makes (the pods come in name order, which is often nearly their deletion order; README
+    "Incremental controllers"). `known`: each pod's own facts (`own_facts`) by name, as the
+    caller already read them for that very pod object (the incremental index).
     """
-    buckets: dict[datetime, int] = {}  # pods share instants (a sync's creates, a wave's readiness)
-
-    def bucket(moment: datetime | None) -> int | None:
-        if now is None or moment is None:
-            return None
-        b = buckets.get(moment)
-        if b is None:
-            b = buckets[moment] = log_bucket(moment, now)
-        return b
-
+    # pods share instants (a sync's creates, a wave's readiness): each instant's log2 bucket is
+    # computed once; None (no time, or no `now`) has none
+    buckets: dict[datetime | None, int | None] = {None: None}
     facts = []
+    append = facts.append
     for pod, rank in zip(pods, ranks, strict=True):
         seen = known.get(pod.metadata.name) if known is not None else None
         own = seen[1] if seen is not None and seen[0] is pod else own_facts(pod)
         assigned, phase, ready, cost, since, restarts, created, uid, name = own
+        if since in buckets:
+            bucket_since = buckets[since]
+        else:
+            bucket_since = buckets[since] = log_bucket(since, now) if now is not None else None
+        if created in buckets:
+            bucket_created = buckets[created]
+        else:
+            bucket_created = buckets[created] = log_bucket(created, now) if now is not None else None
         fact: _Facts = (
             assigned, phase, ready, cost if deletion_costs else 0, rank,
-            since, bucket(since), restarts, created, bucket(created), uid, name,
+            since, bucket_since, restarts, created, bucket_created, uid, name,
         )
-        facts.append((fact, pod, rank))
-    keys = deletion_keys([f for f, _, _ in facts]) if now is not None else None
-    if keys is not None:
-        order = sorted(range(len(facts)), key=keys.__getitem__)
-        return [(facts[i][1], facts[i][2]) for i in order]
+        append((fact, pod, rank))
     return [(p, r) for _, p, r in sorted(facts, key=cmp_to_key(_compare_facts))]
-
-
-def deletion_keys(facts: Sequence[_Facts]) -> list[tuple] | None:
-    """A key per pod whose order is exactly `_compare_facts`' on these pods, or None where that
-    comparison is not a total order on them.
-
-    Rules 6 and 8 compare two pods in one log2 bucket by uid when their times differ and go on to
-    the next rules when the times are equal; among pods of one bucket where some share a time
-    and others do not, three pods can go round in a circle, and what a sort makes of that
-    depends on every pod it is given. Where every bucket holds either one time or only distinct
-    times, the comparison is the order of this key: rules 1-5 as they are, then per bucket
-    (None, an unknown time, first) either (uid, name) or the next rules. Only with `now` (log
-    buckets); tests/test_replicaset_index.py checks the claim against `sorted` itself.
-    """
-    # (rules 1-5, ready) -> bucket class -> the times seen; a class is usable when it holds one
-    # time, or as many times as pods
-    def classes(time_at: int, bucket_at: int, group: Callable[[_Facts], tuple], members: Sequence[_Facts]) -> dict | None:
-        seen: dict[tuple, list] = {}
-        for f in members:
-            b = (0,) if f[time_at] is None else (1, f[bucket_at])
-            seen.setdefault((*group(f), b), []).append(f[time_at])
-        verdict = {}
-        for cls, times in seen.items():
-            distinct = len(set(times))
-            if distinct == 1:
-                verdict[cls] = False  # one time: the next rules decide
-            elif distinct == len(times):
-                verdict[cls] = True  # all distinct: uid decides
-            else:
-                return None
-        return verdict
-
-    def head(f: _Facts) -> tuple:
-        return (f[0], f[1], f[2], f[3], -f[4])
-
-    six = classes(5, 6, head, [f for f in facts if f[2]])
-    if six is None:
-        return None
-    # rule 8 among the pods that reach it: not ready, or ready in a one-time class of rule 6
-    def b6(f: _Facts) -> tuple:
-        return (0,) if f[5] is None else (1, f[6])
-
-    def before8(f: _Facts) -> tuple:
-        return (*head(f), *((b6(f),) if f[2] else ()), -f[7])
-
-    reach8 = [f for f in facts if not f[2] or not six[(*head(f), b6(f))]]
-    eight = classes(8, 9, before8, reach8)
-    if eight is None:
-        return None
-    keys = []
-    for f in facts:
-        if f[2] and six[(*head(f), b6(f))]:
-            keys.append((*head(f), b6(f), f[10], f[11]))
-            continue
-        b8 = (0,) if f[8] is None else (1, f[9])
-        tail = (f[10], f[11]) if eight[(*before8(f), b8)] else (f[11],)
-        keys.append((*before8(f), b8, *tail))
-    return keys
 
 
 # the facts compare_for_deletion reads, in the order of its rules (see _deletion_facts)
