@@ -843,6 +843,11 @@ class StatefulSetMachine(RuleBasedStateMachine):
             c.metadata.name for c in self.claim_objects() if not terminating(c) and (c.metadata.name not in mounted or c.metadata.finalizers)
         )
 
+    def lacks_claim(self, pod: Pod) -> bool:
+        """A claim the pod mounts is gone."""
+        claims = {c.metadata.name for c in self.claim_objects()}
+        return any(v.persistent_volume_claim and v.persistent_volume_claim.claim_name not in claims for v in pod.spec.volumes)
+
     @precondition(lambda self: any(not c.metadata.finalizers for c in self.claim_objects()))
     @rule(data=st.data())
     def hold_claim(self, data: st.DataObject) -> None:
@@ -927,7 +932,8 @@ class StatefulSetMachine(RuleBasedStateMachine):
             if settled is None:
                 return  # livelocked (accept_livelock): nothing converges at that instant
             assert settled.at_rest, f"no rest after healing: {settled}"
-            stuck = [p.metadata.name for p in self.pods() if not terminating(p) and not running_and_ready(p)]
+            # (a held pod create may land during that finish, after its claim was deleted)
+            stuck = [p.metadata.name for p in self.pods() if not terminating(p) and (not running_and_ready(p) or self.lacks_claim(p))]
             if not stuck:
                 break
             for name in stuck:
@@ -1116,22 +1122,30 @@ class PacedStatefulSetMachine(StatefulSetMachine):
         super().inv7_reconcile_is_idempotent_at_rest()
 
     def availability_pending(self) -> bool:
-        """The set's minReadySeconds requeue is still to come and the status it would write
-        differs from the stored one in availableReplicas alone. Upstream's sync enqueues the
-        set again minReadySeconds after itself (`enqueueSSAfter(set, minReadySeconds)` when
-        readyReplicas != availableReplicas), while a pod is available minReadySeconds after its
-        Ready condition's lastTransitionTime, a whole second (metav1.Time): a paced sync at
+        """The set's minReadySeconds requeue is still to come, and what reconcile would do now it
+        would not have done when that requeue was armed: only time passed, and what it changed
+        is which pods are available. Upstream's sync enqueues the set again minReadySeconds
+        after itself (`enqueueSSAfter(set, minReadySeconds)` while readyReplicas !=
+        availableReplicas), while a pod is available minReadySeconds after its Ready
+        condition's lastTransitionTime, a whole second (metav1.Time): a paced sync at
         10:00:37.908 of pods Ready since 10:00:37 comes back at 10:00:42.908, and from 10:00:42
-        until then the stored availableReplicas is behind. (Unpaced histories sync at whole
-        seconds, so the two instants agree.)"""
+        until then the stored availableReplicas, and the scale-down or rolling update that
+        OrderedReady holds back until the pods are available, are behind. (Unpaced histories
+        sync at whole seconds, so the two instants agree.)"""
         sts, now = self.sts(), self.engine.now
-        if sts is None or now is None or not any(due > now for due in self.cluster.pending_timers(NAME, f"{NS}/{SET}")):
+        if sts is None or now is None:
             return False
-        writes = [c for c in reconcile_statefulset(sts, self.cluster, now) if not isinstance(c, cmd.SetTimer)]
-        if len(writes) != 1 or not isinstance(writes[0], cmd.UpdateStatus) or not isinstance(writes[0].object, StatefulSet):
-            return False
-        wanted = writes[0].object.status
-        return wanted.available_replicas != sts.status.available_replicas and msgspec.structs.replace(wanted, available_replicas=sts.status.available_replicas) == sts.status
+        for due in self.cluster.pending_timers(NAME, f"{NS}/{SET}"):
+            if due <= now:
+                continue
+            armed = self.log[self.cluster.timer_set_at[(due, NAME, f"{NS}/{SET}")] - 1]
+            assert armed.position == self.cluster.timer_set_at[(due, NAME, f"{NS}/{SET}")]
+            if not (isinstance(armed, ev.TimerSet) and armed.reason == "min-ready-seconds"):
+                continue
+            then = [c for c in reconcile_statefulset(sts, self.cluster, armed.at) if not isinstance(c, cmd.SetTimer)]
+            if not then:
+                return True
+        return False
 
 
 TestPacedStatefulSetInvariants = PacedStatefulSetMachine.TestCase
@@ -1521,6 +1535,72 @@ def test_the_paced_machine_lets_the_collector_take_a_claim_a_held_create_made_af
         late = [e for e in machine.log[gone:] if isinstance(e, ev.ObjectCreated) and e.by == NAME and kind_of_event(e) == "PersistentVolumeClaim"]
         assert late, "a claim create landed after the set was deleted"
         assert machine.cluster.get("PersistentVolumeClaim", NS, late[0].object.metadata.name) is None  # type: ignore[attr-defined]
+        machine.inv_events_obey_the_rules()
+
+    drive()
+
+
+def test_the_paced_machine_waits_for_the_min_ready_seconds_requeue_before_an_ordered_scale_down() -> None:
+    """Found by a random run (seed 21, 500 examples): OrderedReady, minReadySeconds set to 5 and
+    a scale to 1 at 10:00:02.33; the sync holds the scale-down back until the pods are
+    available and comes back minReadySeconds after itself, while the pods (Ready since a whole
+    second) are available from 10:00:05 or so. At 10:00:05.39 reconcile would delete web-4, as it
+    would not have when the requeue was armed; the machine waits for that requeue, after which
+    the set is scaled down and nothing is left to do."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=0.0, broken=False, sts=statefulset(
+            image="web:1", replicas=5, policy="OrderedReady", start=1, claims=("data",), min_ready_seconds=0,
+            strategy="RollingUpdate", partition=1, retention=("Delete", "Retain"), history_limit=0,
+        ))
+        machine.inject_fault(request=(NAME, "update", "", "ControllerRevision"), code=422, count=None, seconds=28, after=1, written=False)
+        machine.advance(1)
+        machine.set_min_ready_seconds(0)
+        machine.advance(1)
+        machine.set_min_ready_seconds(0)
+        machine.scale(4)
+        machine.set_min_ready_seconds(5)
+        machine.scale(1)
+        machine.advance(3)
+        assert not machine.settling() and machine.availability_pending()
+        with pytest.raises(AssertionError, match="scale-down"):
+            StatefulSetMachine.inv7_reconcile_is_idempotent_at_rest(machine)
+        machine.run_to_rest()
+        assert not machine.availability_pending()
+        StatefulSetMachine.inv7_reconcile_is_idempotent_at_rest(machine)
+        machine.inv_events_obey_the_rules()
+        assert sorted(set_pods(machine.cluster, machine.sts())) == [1]  # type: ignore[arg-type]
+
+    drive()
+
+
+def test_the_paced_machine_heals_a_pod_whose_held_create_lands_after_its_claim_was_deleted_during_healing() -> None:
+    """Found by a random run (seed 21, 500 examples): a set created again over the claims its
+    predecessor left; the user deletes data-web-3 while the new set's first sync holds its pod
+    creates, and web-3's lands only during healing's run to rest. Healing looks for pods lacking
+    their claim after each run to rest, not only before the first."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=0.0, broken=False, sts=statefulset(
+            image="web:1", replicas=5, policy="Parallel", start=3, claims=("data",), min_ready_seconds=0,
+            strategy="RollingUpdate", partition=0, retention=("Retain", "Retain"), history_limit=2,
+        ))
+        machine.run_to_rest()
+        machine.delete_set("Foreground")
+        machine.run_to_rest()
+        machine.run(op.Apply(at=machine.now, object=statefulset(
+            image="web:2", replicas=5, policy="Parallel", start=None, claims=("data",), min_ready_seconds=0,
+            strategy="OnDelete", partition=None, retention=None, history_limit=0,
+        )))
+        machine.delete_claim_named(claim_name("data", 3))
+        assert machine.cluster.pod(NS, f"{SET}-3") is None and machine.cluster.held, "web-3's create is still held"
+        machine.heal_and_check_at_rest()
         machine.inv_events_obey_the_rules()
 
     drive()
