@@ -929,6 +929,12 @@ class StatefulSetMachine(RuleBasedStateMachine):
                 self.run(op.Patch(at=self.now, kind="PersistentVolumeClaim", namespace=NS, name=claim.metadata.name, merge={"metadata": {"finalizers": None}}))
         for _ in range(8):
             settled = self.finish()
+            for _ in range(6):
+                # a requeue backed off up to 1000 s (AddRateLimited) by the syncs a terminating
+                # claim failed, with a fault's refusals left to spend, outlasts one settle limit
+                if settled is None or settled.at_rest or not self.faulted():
+                    break
+                settled = self.finish()
             if settled is None:
                 return  # livelocked (accept_livelock): nothing converges at that instant
             assert settled.at_rest, f"no rest after healing: {settled}"
@@ -1602,5 +1608,37 @@ def test_the_paced_machine_heals_a_pod_whose_held_create_lands_after_its_claim_w
         assert machine.cluster.pod(NS, f"{SET}-3") is None and machine.cluster.held, "web-3's create is still held"
         machine.heal_and_check_at_rest()
         machine.inv_events_obey_the_rules()
+
+    drive()
+
+
+def test_the_paced_machine_heals_a_set_whose_requeue_backed_off_to_1000_s_with_refusals_left() -> None:
+    """Found by a random run (seed 27, 500 examples): syncs failing on a claim held terminating
+    for most of an hour back the key's requeue off to 1000 s (AddRateLimited: 5 ms * 2^n, up to
+    1000 s; no Forget while they fail); once the claim is released, the five pod-create refusals
+    the fault still has each cost a 1000 s requeue, more than one settle limit. Healing runs to
+    rest again while a requeue is pending, and the set converges."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=0.0, broken=False, sts=statefulset(
+            image="web:1", replicas=2, policy="Parallel", start=None, claims=("data",), min_ready_seconds=0,
+            strategy="RollingUpdate", partition=None, retention=None, history_limit=10,
+        ))
+        machine.run_to_rest()
+        claim = claim_name("data", 1)
+        machine.run(op.Patch(at=machine.now, kind="PersistentVolumeClaim", namespace=NS, name=claim, merge={"metadata": {"finalizers": [HOLD]}}))
+        machine.run(op.Delete(at=machine.now, kind="PersistentVolumeClaim", namespace=NS, name=claim))
+        machine.run(op.Delete(at=machine.now, kind="Pod", namespace=NS, name=f"{SET}-1"))
+        machine.inject_fault(request=(NAME, "create", "", "Pod"), code=500, count=5, seconds=0, after=0, written=False)
+        machine.now += timedelta(seconds=3000)
+        machine.run(op.Advance(at=machine.now))
+        assert machine.cluster.failures[(NAME, f"{NS}/{SET}")] >= 18, "the requeue is backed off to 1000 s"
+        machine.heal_and_check_at_rest()
+        machine.inv_events_obey_the_rules()
+        machine.inv6_status_counts_the_pods()
+        machine.inv7_reconcile_is_idempotent_at_rest()
 
     drive()
