@@ -752,6 +752,13 @@ class Engine:
             reason = workqueue.RETRY_ON_CONFLICT
             message = f"{verb} {kind} {name} refused: {fault.code} {error}; RetryOnConflict tries it again (no Warning before its last attempt)"
         written = fault.written and verb in faults.WRITTEN_VERBS and subresource != "binding"
+        if written and isinstance(command, cmd.DeleteObject | cmd.UpdateObject | cmd.UpdateStatus) and self.cluster.get(
+            kind, "" if self.cluster.cluster_scoped(kind) else (namespace or "default"), name
+        ) is None:
+            # nothing to carry out: the object is gone (a paced sync's held write of a set
+            # deleted meanwhile); the API server's answer would be 404 NotFound and writes
+            # nothing, the client still times out first
+            written = False
         if written:
             # the API server carried the request out, then the client's request timed out: the
             # informers see the write, the controller sees the error (expectations lowered twice)

@@ -275,3 +275,23 @@ def test_kreplay_replays_a_history_in_two_runs_with_a_hold_at_the_split_and_fsck
         return [e.at for e in _pods_created(list(EventStore(url).read()))]
 
     assert creations(split) == creations(whole) and len(creations(whole)) == 120
+
+
+def test_a_held_status_write_of_a_set_deleted_meanwhile_that_times_out_writes_nothing():
+    """Found by the paced StatefulSet machine (seed 26, 500 examples): a fault makes the API
+    server carry out the set's status writes and the client time out (504, written); the set
+    is deleted while its first sync holds that write. The API server has nothing to write (it
+    would answer 404 NotFound): the refusal is recorded as not written, and the replay goes on
+    (it stopped on a LoopError: the engine carried out a write of a set that is gone)."""
+    fault = {"at": _at(1), "op": "api-fault", "client": STS, "verb": "update", "subresource": "status", "kind": "StatefulSet",
+             "code": 504, "count": 5, "written": True}
+    delete = {"at": _at(1.05), "op": "delete", "kind": "StatefulSet", "namespace": "default", "name": "web"}
+    store = EventStore("memory:")
+    run(store, _lines(fault, _workload("StatefulSet", 1, serviceName="web"), delete), pacing=real_pacing())
+    events = list(store.read())
+    held = _by(events, ev.RequestsHeld, STS)
+    gone = next(e for e in events if isinstance(e, ev.ObjectDeleted) and ev.subject(e)[0] == "StatefulSet")
+    refused = [e for e in _by(events, ev.RequestRefused, STS) if e.kind == "StatefulSet"]
+    assert held and held[0].position < gone.position < refused[0].position, "the held status write went out after the delete"
+    assert (refused[0].code, refused[0].written) == (504, False)
+    assert not _by(events, ev.StatusUpdated, STS)

@@ -38,6 +38,8 @@ before it (numbered as in issue 5 item 11):
 Every sync also runs both ways (`default_actors(check=True)`): the incremental decision from the
 controller's `StatefulSetIndex` must equal `reconcile_statefulset`, command for command, or the
 step raises `IncrementalMismatch`.
+
+`PacedStatefulSetMachine` runs the same rules under `--pace real`, 30 ms of virtual time apart.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ from engine.controllers.statefulset import (
     template_of_revision,
 )
 from engine.events import KubeletPolicy
-from engine.loop import Engine, Livelock
+from engine.loop import Engine, Livelock, real_pacing
 from tests.faultrules import inject_fault_rule, requeue_pending
 from tests.folds import assert_fold_latest_is_evolve
 
@@ -315,9 +317,11 @@ def claim_ordinal(name: str) -> int:
 class StatefulSetMachine(RuleBasedStateMachine):
     """One engine, one StatefulSet at a time, random histories; invariants after every event."""
 
+    pacing: ev.Pacing | None = None  # `--pace real` (PacedStatefulSetMachine)
+
     def __init__(self) -> None:
         super().__init__()
-        self.engine = Engine(controllers=default_actors(check=True))
+        self.engine = Engine(controllers=default_actors(check=True), pacing=self.pacing)
         self.now = T0
         self.shadow = Cluster()
         self.log: list[ev.Event] = []  # every event, for the teardown's differential fold
@@ -331,6 +335,11 @@ class StatefulSetMachine(RuleBasedStateMachine):
         self.retention_covered: set[str] = set()  # claims a Delete retention policy ever covered
         # the one way a history may end early: `accept_livelock`; later steps do nothing
         self.livelock: Livelock | None = None
+        # --pace real: a held sync's trigger -> the cluster as it was when it was cut; its held
+        # requests are checked against what it decided on (upstream's sync sends them from its
+        # own copy; what changed meanwhile is the next sync's business)
+        self.decided: dict[int, Cluster] = {}
+        self.claims_made: dict[int, set[str]] = {}  # sync trigger -> the claims it created
         self.run(op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(ready_after_seconds=0)))
 
     def teardown(self) -> None:
@@ -422,16 +431,36 @@ class StatefulSetMachine(RuleBasedStateMachine):
         before = self.shadow
         subject = ev.subject(event)
         kind = subject[0] if subject else ""
+        if isinstance(event, ev.RequestsHeld) and event.by == NAME and not event.continued:
+            self.decided[event.held.trigger] = Cluster.restore(before.snapshot())
+        elif isinstance(event, ev.HeldRequestsSent) and event.by == NAME:
+            self.decided.pop(event.trigger, None)
+        decided = self.decided.get(event.trigger) if event.by == NAME else None
+        if event.by == NAME and isinstance(event, ev.ObjectCreated) and kind == "PersistentVolumeClaim":
+            self.claims_made.setdefault(event.trigger, set()).add(subject[2])  # type: ignore[index]
         sts = the_set(before)
+        seen_sts = sts
         if event.by == NAME and sts is not None:
+            # a held pod request: checked against what its sync decided on
+            seen = decided if decided is not None and the_set(decided) is not None else before
+            seen_sts = the_set(seen) or sts
             if isinstance(event, ev.ObjectCreated) and kind == "Pod":
-                self.check_pod_creation(before, sts, event)
+                self.check_pod_creation(before, seen_sts, event, seen)
             if isinstance(event, ev.DeletionStarted | ev.ObjectDeleted) and kind == "Pod":
-                self.check_pod_deletion(before, sts, event, subject)
+                self.check_pod_deletion(seen, seen_sts, event, subject)
             if isinstance(event, ev.DeletionStarted | ev.ObjectDeleted) and kind == "ControllerRevision":
                 self.check_revision_deletion(before, sts, event, subject)
             if isinstance(event, ev.ObjectCreated | ev.ObjectUpdated) and kind == "PersistentVolumeClaim":
-                self.check_claim_write(sts, event)
+                # a held claim write carries the retention policy of the set its sync decided on
+                # (createPersistentVolumeClaims, updateClaimOwnerRefForSetAndPod take the sync's set)
+                self.check_claim_write(seen_sts, event)
+        if event.by == NAME and isinstance(event, ev.ObjectCreated | ev.ObjectUpdated) and kind == "PersistentVolumeClaim":
+            # written under the Delete policy its sync read: the garbage collector may take it
+            # even if the user has set Retain since, or deleted the set meanwhile (a held create
+            # landing after the set is gone carries its owner reference, and is collected)
+            read = the_set(decided) if decided is not None else sts
+            if read is not None and "Delete" in retention_of(read):
+                self.retention_covered.add(subject[2])  # type: ignore[index]
         if isinstance(event, ev.ObjectDeleted) and kind == "ControllerRevision":
             # gone (truncated, or collected with its set): a later revision of that name starts afresh
             self.revision_seen = {k: v for k, v in self.revision_seen.items() if k[1] != subject[2]}
@@ -449,7 +478,12 @@ class StatefulSetMachine(RuleBasedStateMachine):
             self.status_refused = False
         status_before = sts.status if sts is not None else None
         self.log.append(event)
-        self.shadow.evolve(ev.decode(ev.encode(event)))  # the log as stored, read back
+        stored = ev.decode(ev.encode(event))  # the log as stored, read back
+        self.shadow.evolve(stored)
+        if decided is not None and not isinstance(event, ev.RequestsHeld):
+            # the held sync's own writes (an adopted or created revision, the pods it made) are
+            # part of what it goes on from, as upstream's sync goes on from its own copies
+            decided.evolve(stored)
         after = the_set(self.shadow)
         if after is not None:
             whens = retention_of(after)
@@ -458,11 +492,19 @@ class StatefulSetMachine(RuleBasedStateMachine):
                     c.metadata.name for c in self.shadow.list("PersistentVolumeClaim", NS) if isinstance(c, PersistentVolumeClaim)
                 }
             if isinstance(event, ev.StatusUpdated) and kind == "StatefulSet" and event.by == NAME:
-                self.check_status_write(after, status_before, event)
+                # a held status write was computed on the spec its sync read (updateStatefulSetStatus
+                # takes the sync's set); the user may have changed strategy or replicas since
+                read = after
+                if seen_sts is not None and seen_sts.metadata.uid == after.metadata.uid:
+                    read = msgspec.structs.replace(seen_sts, status=after.status)
+                self.check_status_write(read, status_before, event)
             if isinstance(event, ev.ObjectEvent) and kind == "ControllerRevision":
                 self.check_revision_numbers(after, event)
 
-    def check_pod_creation(self, before: Cluster, sts: StatefulSet, event: ev.ObjectEvent) -> None:
+    def check_pod_creation(self, before: Cluster, sts: StatefulSet, event: ev.ObjectEvent, decided: Cluster | None = None) -> None:
+        """`decided`: the cluster its sync decided on (a held create under --pace real), for all
+        but its claims, which must exist when it goes."""
+        decided = decided or before
         pod = event.object
         assert isinstance(pod, Pod)
         name = pod.metadata.name
@@ -470,7 +512,7 @@ class StatefulSetMachine(RuleBasedStateMachine):
         start, count, min_ready = start_of(sts), replicas_of(sts), sts.spec.min_ready_seconds
         if not start <= i < start + count:
             self.violation(event, f"created {name}, outside the range [{start}, {start + count})")
-        pods = set_pods(before, sts)
+        pods = set_pods(decided, sts)
         # 1. OrderedReady: every lower in-range ordinal Running, Ready, available, not terminating
         if sts.spec.pod_management_policy == "OrderedReady":
             blocking = [j for j in range(start, i) if not healthy(pods.get(j), min_ready, event.at)]
@@ -486,13 +528,19 @@ class StatefulSetMachine(RuleBasedStateMachine):
         for t in sts.spec.volume_claim_templates:
             want = claim_name(t.metadata.name, i)
             pvc = before.get("PersistentVolumeClaim", NS, want)
-            if pvc is None or terminating(pvc):
+            missing = pvc is None or terminating(pvc)
+            if missing and decided is not before:
+                # a held create: its claim was there when its sync decided, or that sync made it
+                # (createPersistentVolumeClaims); what happened to it since is the next sync's
+                then = decided.get("PersistentVolumeClaim", NS, want)
+                missing = want not in self.claims_made.get(event.trigger, set()) and (then is None or terminating(then))
+            if missing:
                 self.violation(event, f"created {name} before its claim {want} exists ({'terminating' if pvc else 'missing'})")
             if volumes.get(t.metadata.name) != want:
                 self.violation(event, f"created {name} with volume {t.metadata.name} -> {volumes.get(t.metadata.name)!r}, want {want!r}")
         # 2. newVersionedStatefulSetPod: current revision below the partition, update otherwise
-        update = update_revision(before, sts)
-        revs = {c.metadata.name: c for c in set_revisions(before, sts)}
+        update = update_revision(decided, sts)
+        revs = {c.metadata.name: c for c in set_revisions(decided, sts)}
         current = revs.get(sts.status.current_revision) or update
         partition = partition_of(sts)
         strategy = sts.spec.update_strategy.type
@@ -795,6 +843,11 @@ class StatefulSetMachine(RuleBasedStateMachine):
             c.metadata.name for c in self.claim_objects() if not terminating(c) and (c.metadata.name not in mounted or c.metadata.finalizers)
         )
 
+    def lacks_claim(self, pod: Pod) -> bool:
+        """A claim the pod mounts is gone."""
+        claims = {c.metadata.name for c in self.claim_objects()}
+        return any(v.persistent_volume_claim and v.persistent_volume_claim.claim_name not in claims for v in pod.spec.volumes)
+
     @precondition(lambda self: any(not c.metadata.finalizers for c in self.claim_objects()))
     @rule(data=st.data())
     def hold_claim(self, data: st.DataObject) -> None:
@@ -821,7 +874,9 @@ class StatefulSetMachine(RuleBasedStateMachine):
         names = self.unmounted_claims()
         if not names:
             return
-        name = data.draw(st.sampled_from(names), label="claim")
+        self.delete_claim_named(data.draw(st.sampled_from(names), label="claim"))
+
+    def delete_claim_named(self, name: str) -> None:
         self.run(op.Delete(at=self.now, kind="PersistentVolumeClaim", namespace=NS, name=name))
 
     @rule(
@@ -856,10 +911,16 @@ class StatefulSetMachine(RuleBasedStateMachine):
         for pod in self.pods():
             if pod.metadata.finalizers:
                 self.run(op.Patch(at=self.now, kind="Pod", namespace=NS, name=pod.metadata.name, merge={"metadata": {"finalizers": None}}))
-        # the pods mounting a claim being deleted go first (pvc-protection keeps it until then)
+        # the pods mounting a claim being deleted go first (pvc-protection keeps it until then);
+        # so do those mounting a claim that is gone: under --pace real a claim can be deleted
+        # between its sync's claim create and that sync's held pod create, and the engine's
+        # scheduler binds such a pod, where upstream's VolumeBinding keeps it Pending until
+        # createMissingPersistentVolumeClaims makes the claim again (README "Not yet built")
+        claims = {c.metadata.name for c in self.claim_objects()}
         doomed = {c.metadata.name for c in self.claim_objects() if terminating(c)}
         for pod in self.pods():
-            if not terminating(pod) and any(v.persistent_volume_claim and v.persistent_volume_claim.claim_name in doomed for v in pod.spec.volumes):
+            mounts = {v.persistent_volume_claim.claim_name for v in pod.spec.volumes if v.persistent_volume_claim}
+            if not terminating(pod) and (mounts & doomed or mounts - claims):
                 self.run(op.Delete(at=self.now, kind="Pod", namespace=NS, name=pod.metadata.name))
         if self.finish() is None:
             return  # livelocked (accept_livelock)
@@ -868,10 +929,17 @@ class StatefulSetMachine(RuleBasedStateMachine):
                 self.run(op.Patch(at=self.now, kind="PersistentVolumeClaim", namespace=NS, name=claim.metadata.name, merge={"metadata": {"finalizers": None}}))
         for _ in range(8):
             settled = self.finish()
+            for _ in range(6):
+                # a requeue backed off up to 1000 s (AddRateLimited) by the syncs a terminating
+                # claim failed, with a fault's refusals left to spend, outlasts one settle limit
+                if settled is None or settled.at_rest or not self.faulted():
+                    break
+                settled = self.finish()
             if settled is None:
                 return  # livelocked (accept_livelock): nothing converges at that instant
             assert settled.at_rest, f"no rest after healing: {settled}"
-            stuck = [p.metadata.name for p in self.pods() if not terminating(p) and not running_and_ready(p)]
+            # (a held pod create may land during that finish, after its claim was deleted)
+            stuck = [p.metadata.name for p in self.pods() if not terminating(p) and (not running_and_ready(p) or self.lacks_claim(p))]
             if not stuck:
                 break
             for name in stuck:
@@ -1006,6 +1074,97 @@ TestStatefulSetInvariants = StatefulSetMachine.TestCase
 TestStatefulSetInvariants.settings = settings(
     max_examples=200,
     stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
+class PacedStatefulSetMachine(StatefulSetMachine):
+    """The same rules under `--pace real`, faults included: each operation is followed by 30 ms
+    of virtual time only, so the next one often lands while a sync holds requests (a rate
+    limit, a request's turn, a RetryOnConflict sleep) and its held requests meet what changed
+    meanwhile. Every event obeys the rules as it is recorded, a held request's against what
+    its sync decided on and its own writes since (`fold`: upstream's sync sends from its own
+    copies, and what changed meanwhile is the next sync's business); the invariants about a
+    settled set wait until no sync of the set holds requests or is still to come within a hop
+    (`settling`). No history may livelock: paced requests take virtual time, so the refused
+    status writes' churn ends when its fault does (README "Faults"). The histories its random
+    runs found are the plain tests `test_the_paced_machine_*` below."""
+
+    pacing = real_pacing()
+    STEP = timedelta(milliseconds=30)
+
+    def run(self, operation: op.Operation) -> None:
+        super().run(operation)
+        if self.livelock is None and self.engine.now is not None:
+            self.engine.advance_to(self.engine.now + self.STEP)
+            self.take()
+
+    def accept_livelock(self, exc: Livelock) -> None:
+        raise exc
+
+    def settling(self) -> bool:
+        """A sync of the set holds requests, or one is still to come that sees the cluster as
+        it is: a pacing timer of the controller, or any timer of the set's key due within a hop.
+        A key woken while such a timer waits is not given another (`Engine._paced`): the sync
+        that timer starts is the one its wake-up gets, as a workqueue key added while it waits
+        to be processed is processed once. (A rate-limited requeue pending after the sync
+        that succeeded meanwhile forgot the failures: `Forget` resets the rate limiter's count,
+        not the delaying queue's entry, so `faulted()` no longer sees it.)"""
+        cluster, engine = self.cluster, self.engine
+        if cluster.held or any(owner == NAME for _, owner, _ in cluster.pace_timers):
+            return True
+        if engine.now is None:
+            return False
+        return any(due <= engine.now + engine.hop for due in cluster.pending_timers(NAME, f"{NS}/{SET}"))
+
+    @invariant()
+    def inv5_the_update_revision_is_the_highest(self) -> None:
+        if not self.settling():
+            super().inv5_the_update_revision_is_the_highest()
+
+    @invariant()
+    def inv6_status_counts_the_pods(self) -> None:
+        if not self.settling():
+            super().inv6_status_counts_the_pods()
+
+    @invariant()
+    def inv7_reconcile_is_idempotent_at_rest(self) -> None:
+        if self.settling() or self.availability_pending():
+            return
+        super().inv7_reconcile_is_idempotent_at_rest()
+
+    def availability_pending(self) -> bool:
+        """The set's minReadySeconds requeue is still to come, and what reconcile would do now it
+        would not have done when that requeue was armed: only time passed, and what it changed
+        is which pods are available. Upstream's sync enqueues the set again minReadySeconds
+        after itself (`enqueueSSAfter(set, minReadySeconds)` while readyReplicas !=
+        availableReplicas), while a pod is available minReadySeconds after its Ready
+        condition's lastTransitionTime, a whole second (metav1.Time): a paced sync at
+        10:00:37.908 of pods Ready since 10:00:37 comes back at 10:00:42.908, and from 10:00:42
+        until then the stored availableReplicas, and the scale-down or rolling update that
+        OrderedReady holds back until the pods are available, are behind. (Unpaced histories
+        sync at whole seconds, so the two instants agree.)"""
+        sts, now = self.sts(), self.engine.now
+        if sts is None or now is None:
+            return False
+        for due in self.cluster.pending_timers(NAME, f"{NS}/{SET}"):
+            if due <= now:
+                continue
+            armed = self.log[self.cluster.timer_set_at[(due, NAME, f"{NS}/{SET}")] - 1]
+            assert armed.position == self.cluster.timer_set_at[(due, NAME, f"{NS}/{SET}")]
+            if not (isinstance(armed, ev.TimerSet) and armed.reason == "min-ready-seconds"):
+                continue
+            then = [c for c in reconcile_statefulset(sts, self.cluster, armed.at) if not isinstance(c, cmd.SetTimer)]
+            if not then:
+                return True
+        return False
+
+
+TestPacedStatefulSetInvariants = PacedStatefulSetMachine.TestCase
+TestPacedStatefulSetInvariants.settings = settings(
+    max_examples=25,
+    stateful_step_count=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
@@ -1171,6 +1330,319 @@ def test_the_machine_heals_a_set_whose_recreated_pod_meets_its_claim_being_delet
         machine.advance(3)
         machine.inv_events_obey_the_rules()
         assert machine.faulted() and machine.cluster.pod(NS, f"{SET}-1") is None
+        machine.heal_and_check_at_rest()
+        machine.inv_events_obey_the_rules()
+        machine.inv6_status_counts_the_pods()
+        machine.inv7_reconcile_is_idempotent_at_rest()
+
+    drive()
+
+
+# --- the paced machine's histories, found by its random runs (issue 14) --------------------------
+
+
+def _paced_set(replicas: int, *, policy: str = "OrderedReady", strategy: str = "RollingUpdate", min_ready_seconds: int = 0, history_limit: int = 0) -> StatefulSet:
+    return statefulset(
+        image="web:1", replicas=replicas, policy=policy, start=None, claims=("data",), min_ready_seconds=min_ready_seconds,
+        strategy=strategy, partition=None, retention=None, history_limit=history_limit,
+    )
+
+
+def test_the_paced_machine_waits_for_the_requeue_that_a_sync_succeeding_meanwhile_leaves_pending() -> None:
+    """Found by a random run (seed 1): four refused status writes, each requeued rate-limited;
+    web-0 deleted before the last requeue is due; its pace hop's sync makes web-0 again without
+    a status write (it counts the pods it listed: none) and forgets the failures (Forget resets
+    the rate limiter's count, not the delaying queue's entry). The new pod's events find the
+    key's requeue due within a hop and get no timer of their own (`Engine._paced`): that requeue
+    is the sync they wake, as a workqueue key added while it waits is processed once. Until it
+    fires the status counts no pod; the machine's paced rest waits for it, then status counts 1."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=0.0, broken=False, sts=_paced_set(1))
+        machine.set_retention(("Retain", "Retain"))  # each step is 30 ms of virtual time
+        machine.inject_fault(request=(NAME, "update", "status", "StatefulSet"), code=429, count=4, seconds=6, after=1, written=False)
+        machine.set_retention(("Retain", "Retain"))
+        machine.set_start(None)
+        machine.run(op.Delete(at=machine.now, kind="Pod", namespace=NS, name=f"{SET}-0"))
+        sts = machine.sts()
+        assert sts is not None and sts.status.replicas == 0 and machine.cluster.pod(NS, f"{SET}-0") is not None
+        assert not machine.faulted() and not machine.cluster.held, "the failures were forgotten, nothing is held"
+        assert machine.settling(), "the requeue still to come is the sync the new pod's events woke"
+        machine.inv6_status_counts_the_pods()
+        machine.run_to_rest()
+        assert not machine.settling()
+        machine.inv_events_obey_the_rules()
+        machine.inv6_status_counts_the_pods()
+        machine.inv7_reconcile_is_idempotent_at_rest()
+        assert machine.sts().status.replicas == 1  # type: ignore[union-attr]
+
+    drive()
+
+
+def test_the_paced_machine_checks_a_held_claim_create_against_the_retention_its_sync_decided_on() -> None:
+    """Found by a random run (seed 1): the set's first sync creates web-0's claim one request
+    latency after it decided (the revision create went first), and the user set whenDeleted=Delete
+    meanwhile. The claim carries the policy of the set that sync read (createPersistentVolumeClaims
+    takes the sync's set); the next sync's updateClaimOwnerRefForSetAndPod gives it the owner."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=10.0, broken=False, sts=_paced_set(2, strategy="OnDelete", min_ready_seconds=5, history_limit=2))
+        machine.set_retention(("Delete", "Retain"))
+        created = [e for e in machine.log if isinstance(e, ev.ObjectCreated) and e.by == NAME and kind_of_event(e) == "PersistentVolumeClaim"]
+        assert created and not created[0].object.metadata.owner_references, "the held create carries the old policy"  # type: ignore[attr-defined]
+        machine.inv_events_obey_the_rules()
+        machine.heal_and_check_at_rest()
+        machine.inv_events_obey_the_rules()
+
+    drive()
+
+
+def test_the_paced_machine_heals_a_pod_created_after_its_claim_was_deleted() -> None:
+    """Found by a random run (seed 1): a scale to 1 whose sync created data-web-0 and holds web-0's
+    create one request latency; the user deletes the claim (no pod mounts it yet) meanwhile, and
+    the held create goes. Upstream's VolumeBinding would keep web-0 Pending until
+    createMissingPersistentVolumeClaims makes the claim again; the engine's scheduler binds it
+    (README "Not yet built"), so healing deletes it like a pod mounting a claim being deleted,
+    and the set makes it again with its claim."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=0.0, broken=False, sts=_paced_set(0))
+        machine.heal_and_check_at_rest()
+        machine.scale(1)
+        claim = claim_name("data", 0)
+        assert machine.cluster.get("PersistentVolumeClaim", NS, claim) is not None and machine.cluster.pod(NS, f"{SET}-0") is None
+        machine.delete_claim_named(claim)
+        assert machine.cluster.pod(NS, f"{SET}-0") is not None and machine.cluster.get("PersistentVolumeClaim", NS, claim) is None
+        machine.inv_events_obey_the_rules()
+        machine.heal_and_check_at_rest()
+        machine.inv_events_obey_the_rules()
+        assert machine.cluster.get("PersistentVolumeClaim", NS, claim) is not None
+
+    drive()
+
+
+def kind_of_event(event: ev.Event) -> str:
+    subject = ev.subject(event)
+    return subject[0] if subject else ""
+
+
+def test_the_paced_machine_checks_a_held_pod_create_against_the_revisions_its_own_sync_wrote() -> None:
+    """Found by a random run (seed 4): a set created again after an Orphan delete, with another
+    template. Its first sync adopts the orphan pod, then (one request latency later each, held)
+    the orphan revision (ClaimControllerRevisions), then creates the new revision, then the
+    pods. The pods' revision is checked against what that sync decided on plus its own writes:
+    when it was first cut it had adopted no revision yet, and none of the set's existed."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=0.0, broken=False, sts=statefulset(
+            image="web:1", replicas=1, policy="Parallel", start=None, claims=(), min_ready_seconds=0,
+            strategy="RollingUpdate", partition=1, retention=None, history_limit=10,
+        ))
+        machine.run_to_rest()
+        machine.delete_set("Orphan")
+        machine.run_to_rest()
+        mark = len(machine.log)
+        machine.run(op.Apply(at=machine.now, object=statefulset(
+            image="web:2", replicas=3, policy="Parallel", start=None, claims=(), min_ready_seconds=0,
+            strategy="RollingUpdate", partition=2, retention=None, history_limit=0,
+        )))
+        machine.run_to_rest()
+        held = [e for e in machine.log[mark:] if isinstance(e, ev.RequestsHeld) and e.by == NAME]
+        created = [e for e in machine.log[mark:] if isinstance(e, ev.ObjectCreated) and e.by == NAME and kind_of_event(e) == "Pod"]
+        assert held and created and held[0].position < created[0].position and held[0].held.trigger == created[0].trigger
+        machine.inv_events_obey_the_rules()
+        machine.heal_and_check_at_rest()
+        machine.inv_events_obey_the_rules()
+
+    drive()
+
+
+def test_the_paced_machine_waits_for_the_min_ready_seconds_requeue_behind_whole_second_readiness() -> None:
+    """Found by a random run (seed 1, 150 examples): upstream's sync enqueues the set again
+    minReadySeconds after itself, a pod is available minReadySeconds after its Ready condition's
+    lastTransitionTime, a whole second; a paced sync a fraction of a second past it leaves the
+    stored availableReplicas behind until its requeue. The machine's idempotence at rest waits
+    for that requeue; after it nothing is left to write."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=0.0, broken=False, sts=statefulset(
+            image="web:1", replicas=2, policy="Parallel", start=None, claims=(), min_ready_seconds=5,
+            strategy="RollingUpdate", partition=None, retention=None, history_limit=10,
+        ))
+        machine.advance(5)
+        sts = machine.sts()
+        assert sts is not None and sts.status.ready_replicas == 2 and sts.status.available_replicas == 0
+        assert not machine.settling() and machine.availability_pending()
+        with pytest.raises(AssertionError, match="a settled cluster still gets commands"):
+            StatefulSetMachine.inv7_reconcile_is_idempotent_at_rest(machine)
+        machine.run_to_rest()
+        assert machine.sts().status.available_replicas == 2  # type: ignore[union-attr]
+        assert not machine.availability_pending()
+        StatefulSetMachine.inv7_reconcile_is_idempotent_at_rest(machine)
+        machine.inv6_status_counts_the_pods()
+        machine.inv_events_obey_the_rules()
+
+    drive()
+
+
+def test_the_paced_machine_checks_a_held_status_write_against_the_spec_its_sync_read() -> None:
+    """Found by a random run (seed 4, 150 examples): a set of 0 replicas gets a new image; its sync
+    records the revision and holds the status write that completes the rolling update
+    (completeRollingUpdate: updated == ready == replicas == spec.replicas, currentRevision moves);
+    the user switches to OnDelete before it lands. The write is judged by the RollingUpdate spec
+    its sync read (updateStatefulSetStatus takes the sync's set)."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=0.0, broken=False, sts=statefulset(
+            image="web:2", replicas=0, policy="Parallel", start=None, claims=(), min_ready_seconds=0,
+            strategy="RollingUpdate", partition=None, retention=None, history_limit=2,
+        ))
+        machine.run_to_rest()
+        machine.set_image("web:1")
+        mark = len(machine.log)
+        machine.set_strategy("OnDelete", None)
+        moved = [e for e in machine.log[mark:] if isinstance(e, ev.StatusUpdated) and e.by == NAME and e.object.status.current_revision == e.object.status.update_revision]  # type: ignore[attr-defined]
+        assert moved and moved[0].object.spec.update_strategy.type == "OnDelete", "the held write landed after the switch"  # type: ignore[attr-defined]
+        machine.inv_events_obey_the_rules()
+        machine.heal_and_check_at_rest()
+        machine.inv_events_obey_the_rules()
+
+    drive()
+
+
+def test_the_paced_machine_lets_the_collector_take_a_claim_a_held_create_made_after_its_set_was_deleted() -> None:
+    """Found by a random run (seed 2, 150 examples): a whenDeleted=Delete set deleted (Background)
+    while its first sync holds its creates; they still go (upstream's held requests carry the
+    set's owner reference) and the garbage collector takes what they made, the claims too: they
+    were written under the Delete policy their sync read."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=0.0, broken=False, sts=statefulset(
+            image="web:2", replicas=2, policy="Parallel", start=None, claims=("data",), min_ready_seconds=0,
+            strategy="OnDelete", partition=None, retention=("Delete", "Retain"), history_limit=2,
+        ))
+        gone = len(machine.log)
+        machine.delete_set("Background")
+        machine.run_to_rest()
+        late = [e for e in machine.log[gone:] if isinstance(e, ev.ObjectCreated) and e.by == NAME and kind_of_event(e) == "PersistentVolumeClaim"]
+        assert late, "a claim create landed after the set was deleted"
+        assert machine.cluster.get("PersistentVolumeClaim", NS, late[0].object.metadata.name) is None  # type: ignore[attr-defined]
+        machine.inv_events_obey_the_rules()
+
+    drive()
+
+
+def test_the_paced_machine_waits_for_the_min_ready_seconds_requeue_before_an_ordered_scale_down() -> None:
+    """Found by a random run (seed 21, 500 examples): OrderedReady, minReadySeconds set to 5 and
+    a scale to 1 at 10:00:02.33; the sync holds the scale-down back until the pods are
+    available and comes back minReadySeconds after itself, while the pods (Ready since a whole
+    second) are available from 10:00:05 or so. At 10:00:05.39 reconcile would delete web-4, as it
+    would not have when the requeue was armed; the machine waits for that requeue, after which
+    the set is scaled down and nothing is left to do."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=0.0, broken=False, sts=statefulset(
+            image="web:1", replicas=5, policy="OrderedReady", start=1, claims=("data",), min_ready_seconds=0,
+            strategy="RollingUpdate", partition=1, retention=("Delete", "Retain"), history_limit=0,
+        ))
+        machine.inject_fault(request=(NAME, "update", "", "ControllerRevision"), code=422, count=None, seconds=28, after=1, written=False)
+        machine.advance(1)
+        machine.set_min_ready_seconds(0)
+        machine.advance(1)
+        machine.set_min_ready_seconds(0)
+        machine.scale(4)
+        machine.set_min_ready_seconds(5)
+        machine.scale(1)
+        machine.advance(3)
+        assert not machine.settling() and machine.availability_pending()
+        with pytest.raises(AssertionError, match="scale-down"):
+            StatefulSetMachine.inv7_reconcile_is_idempotent_at_rest(machine)
+        machine.run_to_rest()
+        assert not machine.availability_pending()
+        StatefulSetMachine.inv7_reconcile_is_idempotent_at_rest(machine)
+        machine.inv_events_obey_the_rules()
+        assert sorted(set_pods(machine.cluster, machine.sts())) == [1]  # type: ignore[arg-type]
+
+    drive()
+
+
+def test_the_paced_machine_heals_a_pod_whose_held_create_lands_after_its_claim_was_deleted_during_healing() -> None:
+    """Found by a random run (seed 21, 500 examples): a set created again over the claims its
+    predecessor left; the user deletes data-web-3 while the new set's first sync holds its pod
+    creates, and web-3's lands only during healing's run to rest. Healing looks for pods lacking
+    their claim after each run to rest, not only before the first."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=0.0, broken=False, sts=statefulset(
+            image="web:1", replicas=5, policy="Parallel", start=3, claims=("data",), min_ready_seconds=0,
+            strategy="RollingUpdate", partition=0, retention=("Retain", "Retain"), history_limit=2,
+        ))
+        machine.run_to_rest()
+        machine.delete_set("Foreground")
+        machine.run_to_rest()
+        machine.run(op.Apply(at=machine.now, object=statefulset(
+            image="web:2", replicas=5, policy="Parallel", start=None, claims=("data",), min_ready_seconds=0,
+            strategy="OnDelete", partition=None, retention=None, history_limit=0,
+        )))
+        machine.delete_claim_named(claim_name("data", 3))
+        assert machine.cluster.pod(NS, f"{SET}-3") is None and machine.cluster.held, "web-3's create is still held"
+        machine.heal_and_check_at_rest()
+        machine.inv_events_obey_the_rules()
+
+    drive()
+
+
+def test_the_paced_machine_heals_a_set_whose_requeue_backed_off_to_1000_s_with_refusals_left() -> None:
+    """Found by a random run (seed 27, 500 examples): syncs failing on a claim held terminating
+    for most of an hour back the key's requeue off to 1000 s (AddRateLimited: 5 ms * 2^n, up to
+    1000 s; no Forget while they fail); once the claim is released, the five pod-create refusals
+    the fault still has each cost a 1000 s requeue, more than one settle limit. Healing runs to
+    rest again while a requeue is pending, and the set converges."""
+
+    @settings(max_examples=1, database=None, deadline=None)
+    @given(st.just(None))
+    def drive(_: None) -> None:
+        machine = PacedStatefulSetMachine()
+        machine.start(nodes=1, ready_after=0.0, broken=False, sts=statefulset(
+            image="web:1", replicas=2, policy="Parallel", start=None, claims=("data",), min_ready_seconds=0,
+            strategy="RollingUpdate", partition=None, retention=None, history_limit=10,
+        ))
+        machine.run_to_rest()
+        claim = claim_name("data", 1)
+        machine.run(op.Patch(at=machine.now, kind="PersistentVolumeClaim", namespace=NS, name=claim, merge={"metadata": {"finalizers": [HOLD]}}))
+        machine.run(op.Delete(at=machine.now, kind="PersistentVolumeClaim", namespace=NS, name=claim))
+        machine.run(op.Delete(at=machine.now, kind="Pod", namespace=NS, name=f"{SET}-1"))
+        machine.inject_fault(request=(NAME, "create", "", "Pod"), code=500, count=5, seconds=0, after=0, written=False)
+        machine.now += timedelta(seconds=3000)
+        machine.run(op.Advance(at=machine.now))
+        assert machine.cluster.failures[(NAME, f"{NS}/{SET}")] >= 18, "the requeue is backed off to 1000 s"
         machine.heal_and_check_at_rest()
         machine.inv_events_obey_the_rules()
         machine.inv6_status_counts_the_pods()
