@@ -759,6 +759,16 @@ class Engine:
             # deleted meanwhile); the API server's answer would be 404 NotFound and writes
             # nothing, the client still times out first
             written = False
+        if (
+            written
+            and isinstance(command, cmd.CreateObject)
+            and name
+            and self.cluster.get(kind, "" if self.cluster.cluster_scoped(kind) else (namespace or "default"), name) is not None
+        ):
+            # nothing to carry out either: the name is taken (a StatefulSet's pod whose old
+            # incarnation is still terminating); the API server's answer would be 409
+            # AlreadyExists and writes nothing, the client still times out first
+            written = False
         if written:
             # the API server carried the request out, then the client's request timed out: the
             # informers see the write, the controller sees the error (expectations lowered twice)

@@ -1058,3 +1058,26 @@ def test_an_identity_update_met_with_four_conflicts_records_one_failed_update_an
     assert [e for e in engine.events if isinstance(e, ev.SyncFailed) and e.by == "statefulset-controller"]
     pod = engine.cluster.pod("default", "foo-0")
     assert pod is not None and pod.metadata.labels.get(label) == "foo-0", "the requeued sync restored the identity"
+
+
+def test_a_timed_out_create_of_a_name_still_terminating_writes_nothing_and_the_replay_goes_on():
+    """Found by the StatefulSet machine: a fault makes the API server carry out pod creates and
+    the client time out (504, written); the set's old pod foo-0, held by a finalizer, is still
+    terminating when a new set of the same name creates foo-0. The API server has nothing to
+    create (it would answer 409 AlreadyExists): the refusal is recorded as not written, and the
+    replay goes on (it stopped on a LoopError: the engine carried out a create of a taken name)."""
+    hold = {"at": at(2), "op": "patch", "kind": "Pod", "namespace": "default", "name": "foo-0", "merge": {"metadata": {"finalizers": ["example.com/hold"]}}}
+    gone = {"at": at(3), "op": "delete", "kind": "StatefulSet", "namespace": "default", "name": "foo"}
+    engine = replay(
+        node("n"), statefulset(1),
+        hold,
+        fault(2.5, client="statefulset-controller", verb="create", kind="Pod", code=504, count=1, written=True),
+        gone,
+        statefulset(1, t=4),
+    )
+    refused, *later = [e for e in engine.events if isinstance(e, ev.RequestRefused) and e.by == "statefulset-controller" and e.kind == "Pod"]
+    assert (refused.name, refused.code, refused.written) == ("foo-0", 504, False)
+    # then, the fault spent, the API server's own answer while the old foo-0 terminates
+    assert later and {(e.code, e.status_reason) for e in later} == {(409, "AlreadyExists")}
+    pod = engine.cluster.pod("default", "foo-0")
+    assert pod is not None and pod.metadata.deletion_timestamp is not None, "the old foo-0 is still the one there"
