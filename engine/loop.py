@@ -643,11 +643,19 @@ class Engine:
         _, _, owner_name = key.partition("/")
         queue_kind = ev.QUEUE_KINDS.get(client)
         owner = (queue_kind, owner_name) if queue_kind and owner_name and (kind, name) != (queue_kind, owner_name) else None
-        reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, code, status_reason)
-        audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
+        return self._refusal(client, trigger, verb, subresource, kind, namespace, name, owner, code, status_reason, error)
+
+    def _refusal(
+        self, client: str, trigger: int, verb: str, subresource: str, kind: str, namespace: str, name: str,
+        owner: tuple[str, str] | None, code: int, status_reason: str, error: str,
+        reason_message: tuple[str, str] | None = None, **extra: Any,
+    ) -> ev.RequestRefused:
+        """Record a refused request (`RequestRefused`), its reason and message the Warning
+        upstream's client records (`_refusal_event`) unless given."""
+        reason, message = reason_message or _refusal_event(client, verb, subresource, kind, name, owner, error, code, status_reason)
         event = self._record(
             ev.RequestRefused,
-            audit,
+            Audit(by=client, reason=reason, message=message, trigger=trigger),
             verb=verb,
             subresource=subresource,
             kind=kind,
@@ -658,6 +666,7 @@ class Engine:
             code=code,
             status_reason=status_reason,
             error=error,
+            **extra,
         )
         assert isinstance(event, ev.RequestRefused)
         return event
@@ -674,23 +683,7 @@ class Engine:
         code = faults.ALREADY_EXISTS
         error = f'{plural_of(kind)} "{meta.name}" already exists'
         owner = self._owner_of(command, kind, namespace, meta.name) if client in faults.WORKLOAD_CLIENTS else None
-        reason, message = _refusal_event(client, "create", "", kind, meta.name, owner, error, code, "AlreadyExists")
-        audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
-        event = self._record(
-            ev.RequestRefused,
-            audit,
-            verb="create",
-            kind=kind,
-            namespace=namespace,
-            name=meta.name,
-            owner_kind=owner[0] if owner else "",
-            owner_name=owner[1] if owner else "",
-            code=code,
-            status_reason="AlreadyExists",
-            error=error,
-        )
-        assert isinstance(event, ev.RequestRefused)
-        return event
+        return self._refusal(client, trigger, "create", "", kind, namespace, meta.name, owner, code, "AlreadyExists", error)
 
     def _invalid(self, client: str, command: cmd.UpdateObject, trigger: int) -> ev.RequestRefused | None:
         """The API server's answer to a pod update ValidatePodUpdate refuses (podStrategy's
@@ -703,23 +696,7 @@ class Engine:
         meta = command.object.metadata
         code = faults.INVALID
         owner = self._owner_of(command, "Pod", meta.namespace, meta.name) if client in faults.WORKLOAD_CLIENTS else None
-        reason, message = _refusal_event(client, "update", "", "Pod", meta.name, owner, error, code, "Invalid")
-        audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
-        event = self._record(
-            ev.RequestRefused,
-            audit,
-            verb="update",
-            kind="Pod",
-            namespace=meta.namespace,
-            name=meta.name,
-            owner_kind=owner[0] if owner else "",
-            owner_name=owner[1] if owner else "",
-            code=code,
-            status_reason="Invalid",
-            error=error,
-        )
-        assert isinstance(event, ev.RequestRefused)
-        return event
+        return self._refusal(client, trigger, "update", "", "Pod", meta.namespace, meta.name, owner, code, "Invalid", error)
 
     def _faulted(self, client: str, command: cmd.Command, trigger: int, retried: bool = False) -> ev.RequestRefused | None:
         """Does an injected fault refuse this request? If so, record the refusal (`retried`: a
@@ -773,26 +750,11 @@ class Engine:
             # the API server carried the request out, then the client's request timed out: the
             # informers see the write, the controller sees the error (expectations lowered twice)
             self.execute(command, client, trigger)
-        audit = Audit(by=client, reason=reason, message=message, trigger=trigger)
-        event = self._record(
-            ev.RequestRefused,
-            audit,
-            verb=verb,
-            subresource=subresource,
-            kind=kind,
-            namespace=namespace,
-            name=name,
-            owner_kind=owner[0] if owner else "",
-            owner_name=owner[1] if owner else "",
-            code=fault.code,
-            status_reason=faults.STATUS[fault.code][0],
-            error=error,
-            fault=position,
-            written=written,
+        return self._refusal(
+            client, trigger, verb, subresource, kind, namespace, name, owner, fault.code, faults.STATUS[fault.code][0], error,
+            (reason, message), fault=position, written=written,
             **({"object": _sent_pod(self.cluster, command)} if isinstance(command, cmd.SetPodStatus) else {}),
         )
-        assert isinstance(event, ev.RequestRefused)
-        return event
 
     def _owner_of(self, command: cmd.Command, kind: str, namespace: str, name: str) -> tuple[str, str] | None:
         """The workload a dependent's request was for (its controller reference)."""

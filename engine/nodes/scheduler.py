@@ -133,22 +133,10 @@ class Scheduler:
                 if isinstance(event, ev.ObjectCreated):
                     # VolumeBinding's queueing hint on a claim added: a pod VolumeBinding.PreFilter
                     # rejected for want of it is tried again
-                    return [
-                        f"{ns}/{name}"
-                        for ns, name in sorted(cluster.unbound_pods)
-                        if ns == obj.metadata.namespace
-                        and (p := cluster.pod(ns, name)) is not None
-                        and any(v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name == obj.metadata.name for v in p.spec.volumes)
-                    ]
+                    return _pending_pods_mounting(cluster, obj)
                 if is_bound(obj) and SELECTED_NODE in obj.metadata.annotations and waits_for_first_consumer(cluster, obj):
                     # a WaitForFirstConsumer claim is bound: the pods waiting for it go on
-                    return [
-                        f"{ns}/{name}"
-                        for ns, name in sorted(cluster.unbound_pods)
-                        if ns == obj.metadata.namespace
-                        and (p := cluster.pod(ns, name)) is not None
-                        and any(v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name == obj.metadata.name for v in p.spec.volumes)
-                    ]
+                    return _pending_pods_mounting(cluster, obj)
                 return ()
             if isinstance(obj, Node):
                 # a node appeared or changed: a pending pod is looked at again only if the
@@ -258,6 +246,17 @@ class Scheduler:
             "at most podMaxBackoffDuration 10s)",
             f"the backoff of {key} is over (attempt {attempts})",
         )
+
+
+def _pending_pods_mounting(cluster: Cluster, claim: PersistentVolumeClaim) -> list[str]:
+    """The keys of the unbound pods that mount `claim`, in key order."""
+    return [
+        f"{ns}/{name}"
+        for ns, name in sorted(cluster.unbound_pods)
+        if ns == claim.metadata.namespace
+        and (p := cluster.pod(ns, name)) is not None
+        and any(v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name == claim.metadata.name for v in p.spec.volumes)
+    ]
 
 
 def _claim_prefilter(cluster: Cluster, pod: Pod) -> str | None:
