@@ -317,6 +317,8 @@ class FailuresForgotten(Event, kw_only=True):
 
     owner: str
     key: str
+
+
 class HeldSync(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A paced controller's sync cut at its client's rate limit or between two sequential
     requests (`--pace real`): what it decided and has not sent yet, and what decides the rest
