@@ -729,23 +729,13 @@ class Engine:
             reason = workqueue.RETRY_ON_CONFLICT
             message = f"{verb} {kind} {name} refused: {fault.code} {error}; RetryOnConflict tries it again (no Warning before its last attempt)"
         written = fault.written and verb in faults.WRITTEN_VERBS and subresource != "binding"
-        if written and isinstance(command, cmd.DeleteObject | cmd.UpdateObject | cmd.UpdateStatus) and self.cluster.get(
-            kind, "" if self.cluster.cluster_scoped(kind) else (namespace or "default"), name
-        ) is None:
-            # nothing to carry out: the object is gone (a paced sync's held write of a set
-            # deleted meanwhile); the API server's answer would be 404 NotFound and writes
-            # nothing, the client still times out first
-            written = False
-        if (
-            written
-            and isinstance(command, cmd.CreateObject)
-            and name
-            and self.cluster.get(kind, "" if self.cluster.cluster_scoped(kind) else (namespace or "default"), name) is not None
-        ):
-            # nothing to carry out either: the name is taken (a StatefulSet's pod whose old
-            # incarnation is still terminating); the API server's answer would be 409
-            # AlreadyExists and writes nothing, the client still times out first
-            written = False
+        if written and isinstance(command, cmd.CreateObject | cmd.DeleteObject | cmd.UpdateObject | cmd.UpdateStatus):
+            # nothing to carry out when a delete or update finds the object gone (a paced sync's
+            # held write of a set deleted meanwhile: 404 NotFound) or a create finds its name
+            # taken (a StatefulSet's pod whose old incarnation is still terminating: 409
+            # AlreadyExists): the API server writes nothing, the client still times out first
+            there = bool(name) and self.cluster.get(kind, "" if self.cluster.cluster_scoped(kind) else (namespace or "default"), name) is not None
+            written = not there if isinstance(command, cmd.CreateObject) else there
         if written:
             # the API server carried the request out, then the client's request timed out: the
             # informers see the write, the controller sees the error (expectations lowered twice)
@@ -843,15 +833,16 @@ class Engine:
         period = self.resync_period or recorded_period
         if wanted == recorded and period == recorded_period:
             return
+        resync = f"the shared informers resync every {_go_duration(period)} (--min-resync-period, was {_go_duration(recorded_period)})"
         if wanted != recorded:
             was = f" (was {recorded})" if recorded else ""
             reason = "kubernetes-version"
             message = f"the controllers imitate Kubernetes {wanted}{was}: its Go types name ReplicaSets and DaemonSet revisions"
             if period != recorded_period:
-                message += f"; the shared informers resync every {_go_duration(period)} (--min-resync-period, was {_go_duration(recorded_period)})"
+                message += f"; {resync}"
         else:
             reason = "min-resync-period"
-            message = f"the shared informers resync every {_go_duration(period)} (--min-resync-period, was {_go_duration(recorded_period)})"
+            message = resync
         self._emit(
             ev.ClusterConfigured,
             kubernetes_version=wanted,

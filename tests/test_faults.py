@@ -995,18 +995,21 @@ def test_a_run_resumed_mid_sleep_continues_the_retry():
     ]
 
 
+POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+# a user strips foo-0's identity label: the set's next sync restores it (UpdateStatefulPod)
+UNLABEL_FOO_0 = {"at": at(30), "op": "patch", "kind": "Pod", "namespace": "default", "name": "foo-0", "merge": {"metadata": {"labels": {POD_NAME_LABEL: None}}}}
+
+
 def test_a_refused_identity_update_records_failed_update_TestStatefulPodControlUpdateIdentityFailure():
     """UpdateStatefulPod: the update that restores a pod's identity label is refused, so
     recordPodEvent records one Warning, FailedUpdate with the error, and the sync returns it;
     the requeue's sync restores the label."""
     from replay.derived import derive_events
 
-    label = "statefulset.kubernetes.io/pod-name"
-    unlabel = {"at": at(30), "op": "patch", "kind": "Pod", "namespace": "default", "name": "foo-0", "merge": {"metadata": {"labels": {label: None}}}}
     engine = replay(
         node("n"), statefulset(1),
         fault(29, client="statefulset-controller", verb="update", kind="Pod", code=500, message="etcd down", count=1),
-        unlabel,
+        UNLABEL_FOO_0,
     )
     (refused,) = [e for e in engine.events if isinstance(e, ev.RequestRefused) and e.by == "statefulset-controller"]
     assert (refused.verb, refused.kind, refused.name, refused.reason) == ("update", "Pod", "foo-0", "FailedUpdate")
@@ -1014,7 +1017,7 @@ def test_a_refused_identity_update_records_failed_update_TestStatefulPodControlU
     warnings = [(w["reason"], w["involvedObject"]["kind"], w["count"]) for w in derive_events(engine.events) if w["type"] == "Warning"]
     assert warnings == [("FailedUpdate", "StatefulSet", 1)]
     pod = engine.cluster.pod("default", "foo-0")
-    assert pod is not None and pod.metadata.labels.get(label) == "foo-0", "the requeued sync restored the identity"
+    assert pod is not None and pod.metadata.labels.get(POD_NAME_LABEL) == "foo-0", "the requeued sync restored the identity"
 
 
 def test_an_identity_update_met_with_one_conflict_goes_through_on_the_next_attempt_TestStatefulPodControlUpdatePodConflictSuccess():
@@ -1023,19 +1026,17 @@ def test_an_identity_update_met_with_one_conflict_goes_through_on_the_next_attem
     sync, the label restored at once."""
     from replay.derived import derive_events
 
-    label = "statefulset.kubernetes.io/pod-name"
-    unlabel = {"at": at(30), "op": "patch", "kind": "Pod", "namespace": "default", "name": "foo-0", "merge": {"metadata": {"labels": {label: None}}}}
     engine = replay(
         node("n"), statefulset(1),
         fault(29, client="statefulset-controller", verb="update", kind="Pod", code=409, count=1),
-        unlabel,
+        UNLABEL_FOO_0,
     )
     refusals = [e for e in engine.events if isinstance(e, ev.RequestRefused) and e.by == "statefulset-controller"]
     assert [(e.verb, e.kind, e.code, e.reason) for e in refusals] == [("update", "Pod", 409, "retry-on-conflict")]
     assert not [e for e in engine.events if isinstance(e, ev.SyncFailed) and e.by == "statefulset-controller"]
     assert not [w for w in derive_events(engine.events) if w["type"] == "Warning"]
     restored = next(e for e in engine.events if e.position > refusals[0].position and isinstance(e, ev.ObjectUpdated) and e.by == "statefulset-controller")
-    assert restored.at == refusals[0].at and restored.object.metadata.labels.get(label) == "foo-0"
+    assert restored.at == refusals[0].at and restored.object.metadata.labels.get(POD_NAME_LABEL) == "foo-0"
 
 
 def test_an_identity_update_met_with_four_conflicts_records_one_failed_update_and_fails_the_sync():
@@ -1043,12 +1044,10 @@ def test_an_identity_update_met_with_four_conflicts_records_one_failed_update_an
     FailedUpdate Warning (recordPodEvent after the loop), the sync's error and its requeue."""
     from replay.derived import derive_events
 
-    label = "statefulset.kubernetes.io/pod-name"
-    unlabel = {"at": at(30), "op": "patch", "kind": "Pod", "namespace": "default", "name": "foo-0", "merge": {"metadata": {"labels": {label: None}}}}
     engine = replay(
         node("n"), statefulset(1),
         fault(29, client="statefulset-controller", verb="update", kind="Pod", code=409, count=4),
-        unlabel,
+        UNLABEL_FOO_0,
     )
     refusals = [e for e in engine.events if isinstance(e, ev.RequestRefused) and e.by == "statefulset-controller"]
     assert [e.reason for e in refusals] == ["retry-on-conflict"] * 3 + ["FailedUpdate"]
@@ -1057,7 +1056,7 @@ def test_an_identity_update_met_with_four_conflicts_records_one_failed_update_an
     assert warnings == [("FailedUpdate", 1)]
     assert [e for e in engine.events if isinstance(e, ev.SyncFailed) and e.by == "statefulset-controller"]
     pod = engine.cluster.pod("default", "foo-0")
-    assert pod is not None and pod.metadata.labels.get(label) == "foo-0", "the requeued sync restored the identity"
+    assert pod is not None and pod.metadata.labels.get(POD_NAME_LABEL) == "foo-0", "the requeued sync restored the identity"
 
 
 def test_a_timed_out_create_of_a_name_still_terminating_writes_nothing_and_the_replay_goes_on():
