@@ -162,3 +162,18 @@ def test_bench_size_is_the_one_size_measured() -> None:
     from bench.scenarios import Size, select
 
     assert parse_size("nodes=500, pods=5000", select(["bare-pods"])) == Size.of(nodes=500, pods=5000)
+
+
+def test_the_bench_appends_every_logged_event_and_both_stores_log_the_same_bytes() -> None:
+    from bench.measure import APPEND_CHANGES, APPEND_SQLITE, FLOOR, READ_DECODE_SQLITE, REPLAY_MEMORY, REPLAY_SQLITE, measure
+    from bench.scenarios import SCENARIOS
+
+    scenario = next(s for s in SCENARIOS if s.name == "deployment-rollout")
+    result = measure(scenario, scenario.warm_up, with_postgres=False)
+    logged = result.figures[READ_DECODE_SQLITE].events
+    # the append baseline takes the whole log (prelude and timed part), decoded before its clock
+    assert result.figures[APPEND_SQLITE].events == logged
+    assert result.figures[APPEND_CHANGES].events == logged
+    assert result.figures[FLOOR].events == logged
+    assert result.figures[REPLAY_SQLITE].events == result.figures[REPLAY_MEMORY].events <= logged
+    assert result.same_log
