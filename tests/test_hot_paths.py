@@ -165,7 +165,15 @@ def test_bench_size_is_the_one_size_measured() -> None:
 
 
 def test_the_bench_appends_every_logged_event_and_both_stores_log_the_same_bytes() -> None:
-    from bench.measure import APPEND_CHANGES, APPEND_SQLITE, FLOOR, READ_DECODE_SQLITE, REPLAY_MEMORY, REPLAY_SQLITE, measure
+    from bench.measure import (
+        APPEND_CHANGES,
+        APPEND_SQLITE,
+        FLOOR,
+        READ_DECODE_SQLITE,
+        REPLAY_MEMORY,
+        REPLAY_SQLITE,
+        measure,
+    )
     from bench.scenarios import SCENARIOS
 
     scenario = next(s for s in SCENARIOS if s.name == "deployment-rollout")
