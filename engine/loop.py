@@ -25,7 +25,7 @@ from engine import faults, workqueue
 from engine import operations as op
 from engine.api.apiserver import ApiServer, Audit, audit_fields, plural_of
 from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
-from engine.api.objects import KubeObject, Pod, kind_of, replace
+from engine.api.objects import KubeObject, OwnerReference, Pod, kind_of, replace
 from engine.api.ratelimit import TokenBucket
 from engine.api.state import Cluster
 
@@ -57,7 +57,9 @@ class Controller(Protocol):
 
 # An actor may also declare `watches`: the routes (`route_of`) of the events its keys_for can
 # answer, so that the loop asks it about those alone; an actor without it is asked about every
-# event. An actor that keeps an index may declare `forget()`, which the loop calls when the
+# event. One that watches "Pod" may declare `pod_controllers`: the kinds of controller whose pods
+# it answers for; a pod that is, and was, controlled by another kind (`_controller_kind`) is then
+# not routed to it (orphans, adoptions and releases still are). An actor that keeps an index may declare `forget()`, which the loop calls when the
 # cluster moved without the loop (events it never routed), so that the index is built again, and
 # `caught_up(cluster)`, which the loop calls before each reconcile when it routed the actor
 # every event so far (the index then knows that the positions it did not see were not its kinds).
@@ -71,6 +73,26 @@ def route_of(event: ev.Event) -> str:
     if isinstance(event, ev.ObjectDeleted):
         return event.kind
     return type(event).__name__
+
+
+def _controller_kind(refs: list[OwnerReference], before: KubeObject | None) -> str:
+    """The kind of a pod event's controller: that of the controllerRef in `refs` (the pod's
+    owner references now) if `before` (the pod as it was, if it was) has one of the same kind,
+    else "" (an orphan, or a pod adopted, released or moved to another kind of controller)."""
+    for ref in refs:
+        if ref.controller:
+            kind = ref.kind
+            break
+    else:
+        return ""
+    if before is not None:
+        old = before.metadata.owner_references
+        if old is not refs:
+            for ref in old:
+                if ref.controller:
+                    return kind if ref.kind == kind else ""
+            return ""
+    return kind
 
 
 # the kube-controller-manager controllers `--pace real` paces (each has its own client, so its
@@ -186,6 +208,9 @@ class Engine:
         self.dirty: dict[str, dict[str, int]] = {c.name: {} for c in self.controllers}
         # route -> the actors that watch it, in their fixed order (filled as routes are met)
         self.routes: dict[str, list[Controller]] = {}
+        # the "Pod" route narrowed to the pods of one kind of controller: controller kind -> the
+        # actors without `pod_controllers` or with that kind in it, in their fixed order
+        self.pod_routes: dict[str, list[Controller]] = {}
         # check mode ($KREPLAY_CHECK_INCREMENTAL=1): every actor is asked about every event too,
         # and one that has keys for an event its `watches` leaves out is an error
         self.check_routes = os.environ.get("KREPLAY_CHECK_INCREMENTAL") == "1"
@@ -257,6 +282,17 @@ class Engine:
             actors = self.routes[route] = [
                 a for a in self.controllers if (w := getattr(a, "watches", None)) is None or route in w
             ]
+        if route == "Pod":
+            # a pod that is, and was, some controller's goes only to the actors that answer
+            # for that controller's pods (`pod_controllers`) and to those that answer for all
+            refs = obj.metadata.owner_references if isinstance(event, ev.ObjectEvent) else event.owner_references  # type: ignore[attr-defined]
+            if controller := _controller_kind(refs, before):
+                narrowed = self.pod_routes.get(controller)
+                if narrowed is None:
+                    narrowed = self.pod_routes[controller] = [
+                        a for a in actors if (kinds := getattr(a, "pod_controllers", None)) is None or controller in kinds
+                    ]
+                actors = narrowed
         if self.check_routes:
             self._check_route(event, route, actors, before)
         position = event.position
@@ -289,9 +325,11 @@ class Engine:
         (its `watches` is missing a kind its keys_for answers)."""
         for actor in self.controllers:
             if actor not in actors and list(actor.keys_for(event, self.cluster, before) or ()):
+                kinds = getattr(actor, "pod_controllers", None)
+                fix = f"add {route!r} to its `watches`" if kinds is None or route != "Pod" else f"its `pod_controllers` {sorted(kinds)} leave the pod's controller out"
                 raise AssertionError(
                     f"{actor.name} has keys for {type(event).__name__} #{event.position} (route {route!r}) "
-                    f"but does not watch it: add {route!r} to its `watches`"
+                    f"but does not watch it: {fix}"
                 )
 
     def take_events(self) -> list[ev.Event]:
@@ -1219,13 +1257,15 @@ class SyncRun:
         return not (command.unless_refused and any(cmd.within(r.step, command.unless_refused) for r in self.refused))
 
     def issue(self, command: cmd.Command) -> None:
-        if not self.applies(command):
-            self._not_observed(command)  # an alternative not taken: never sent, not skipped
-            return
-        if self.skips(command):
-            self.skipped.append(command)
-            self._not_observed(command)
-            return
+        if self.failed is not None or self.sleeping is not None or command.if_refused or command.unless_refused:
+            # (else, nearly always: the command applies and is not skipped)
+            if not self.applies(command):
+                self._not_observed(command)  # an alternative not taken: never sent, not skipped
+                return
+            if self.skips(command):
+                self.skipped.append(command)
+                self._not_observed(command)
+                return
         if isinstance(command, cmd.ReturnError):
             self._fail(command, None, command.error, self._return_error(command))
             return

@@ -199,3 +199,48 @@ def test_a_daemonset_pod_handler_skips_a_pod_only_when_both_versions_have_anothe
     before = None if was == "absent" else pod(was)
     expected = now not in (None, "DaemonSet") and was not in (None, "DaemonSet")
     assert controlled_by_other(pod(now), before, "DaemonSet") is expected
+
+
+@pytest.mark.parametrize("now", [None, "ReplicaSet", "StatefulSet"])
+@pytest.mark.parametrize("was", ["absent", None, "ReplicaSet", "StatefulSet", "same-references"])
+def test_a_pod_event_is_narrowed_to_its_controllers_kind_only_when_both_versions_have_it(now: str | None, was: str | None) -> None:
+    """`loop._controller_kind`: the loop leaves a pod event out of the actors whose
+    `pod_controllers` do not name that kind only when the pod is, and was, controlled by it
+    (an orphan may be adopted, a pod whose controller changed wakes the old one)."""
+    from engine.api.objects import ObjectMeta, OwnerReference, Pod
+    from engine.loop import _controller_kind
+
+    def pod(kind: str | None) -> Pod:
+        refs = [OwnerReference(api_version="v1", kind="ConfigMap", name="c", uid="u0", controller=False)]
+        if kind is not None:
+            refs.append(OwnerReference(api_version="apps/v1", kind=kind, name="x", uid="u1", controller=True))
+        return Pod(metadata=ObjectMeta(name="p", namespace="default", owner_references=refs))
+
+    current = pod(now)
+    before = None if was == "absent" else current if was == "same-references" else pod(was)
+    expected = now or "" if was in ("absent", "same-references", now) else ""
+    assert _controller_kind(current.metadata.owner_references, before) == expected
+
+
+def test_the_pods_of_a_replicaset_are_not_routed_to_the_daemonset_and_statefulset_controllers() -> None:
+    from engine.controllers.replicaset import ReplicaSetController
+
+    seen: dict[str, int] = {}
+    actors = default_actors(check=True)
+    for actor in actors:
+        original = actor.keys_for
+
+        def counting(event: ev.Event, cluster: object, before: object = None, *, _name: str = actor.name, _keys=original) -> object:  # type: ignore[no-untyped-def]
+            if isinstance(event, ev.ObjectEvent) and type(event.object).__name__ == "Pod" and event.object.metadata.owner_references:
+                seen[_name] = seen.get(_name, 0) + 1
+            return _keys(event, cluster, before)
+
+        actor.keys_for = counting  # type: ignore[method-assign]
+    engine = Engine(controllers=actors)
+    engine.check_routes = False  # (check mode asks every actor about every event, routed or not)
+    engine.run(load_history(next(p for p in EXAMPLES if "deployment" in p.name)))
+    engine.finish()
+    assert engine.pod_routes["ReplicaSet"] == [a for a in engine.routes["Pod"] if not isinstance(a, DaemonSetController | StatefulSetController)]
+    assert seen[the(engine, ReplicaSetController).name] > 0
+    assert the(engine, DaemonSetController).name not in seen
+    assert the(engine, StatefulSetController).name not in seen

@@ -140,6 +140,9 @@ class DaemonSetController(IndexedController):
         self.expectations: ControllerExpectations = ControllerExpectations()  # dsc.expectations
 
     watches = frozenset({"DaemonSet", "Node", "Pod", "ControllerRevision", "InformersResynced"})  # the loop routes it these kinds' events alone
+    # its pod handlers answer nothing for a pod that is, and was, another controller's
+    # (`controlled_by_other`; the index marks its own pods alone): the loop leaves those out
+    pod_controllers = frozenset({"DaemonSet"})
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.InformersResynced):  # updateDaemonset enqueues; the others compare RVs

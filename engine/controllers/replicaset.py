@@ -421,25 +421,55 @@ class ReplicaSetController(IndexedController):
     watches = frozenset({"ReplicaSet", "Pod", "InformersResynced"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
+        if isinstance(event, ev.ObjectEvent):
+            obj = event.object
+            if isinstance(obj, Pod):  # first: nearly every event routed here is a pod's
+                if self.index is not None:
+                    self.index.observe(event, cluster, before)
+                meta = obj.metadata
+                if before is None or (isinstance(before, Pod) and before.metadata.owner_references is meta.owner_references):
+                    ref = controller_ref(obj)
+                    if ref is not None:
+                        return self._controlled_pod_keys(event, obj, ref, before, cluster)
+                if controlled_by_other(obj, before, "ReplicaSet"):
+                    return ()  # another controller's pod: addPod/updatePod resolve nothing (below, the same answer)
+                self._observe(event, cluster, before)
+                return _pod_keys(obj, before if isinstance(before, Pod) else None, cluster)
         if isinstance(event, ev.InformersResynced):  # updateRS enqueues; updatePod compares RVs
             return workload_keys(cluster, "ReplicaSet")
         if self.index is not None:
             self.index.observe(event, cluster, before)
-        if isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod) and controlled_by_other(event.object, before, "ReplicaSet"):
-            return ()  # another controller's pod: addPod/updatePod resolve nothing (below, the same answer)
         self._observe(event, cluster, before)
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
             if isinstance(obj, ReplicaSet):
                 return (_key(obj),)  # mirrors addRS / updateRS
-            if isinstance(obj, Pod):
-                return _pod_keys(obj, before if isinstance(before, Pod) else None, cluster)
         elif isinstance(event, ev.ObjectDeleted) and event.kind == "Pod":
             # mirrors deletePod: only the controller cares
             ref = next((r for r in event.owner_references if r.controller), None)
             key = _resolve(cluster, event.namespace, ref)
             return (key,) if key else ()
         return ()
+
+    def _controlled_pod_keys(self, event: ev.ObjectEvent, pod: Pod, ref: OwnerReference, before: Pod | None, cluster: Cluster) -> tuple[str, ...]:
+        """`_observe` and `_pod_keys` at once for the most common pod event: a pod with a
+        controllerRef `ref` that it had before too (the same references, or a new pod), so
+        one controller to resolve, once (the same answers)."""
+        if ref.kind != "ReplicaSet":
+            return ()  # another controller's pod (controlled_by_other)
+        meta = pod.metadata
+        key = _resolve(cluster, meta.namespace, ref)
+        if key is None:
+            return ()
+        exp = self.expectations
+        if meta.deletion_timestamp is not None:
+            pod_key = f"{meta.namespace}/{meta.name}"
+            exp.deletion_observed(key, pod_key)
+            if before is not None and before.metadata.labels != meta.labels:
+                exp.deletion_observed(key, pod_key)  # the old pod's: the same controller
+        elif isinstance(event, ev.ObjectCreated):
+            exp.creation_observed(key)
+        return (key,)
 
     def _observe(self, event: ev.Event, cluster: Cluster, before: object) -> None:
         """The expectations the informer handlers lower: addPod's CreationObserved, deletePod's

@@ -134,15 +134,16 @@ class ReplicaSetIndex(EventIndex[_Entry]):
                 meta = pod.metadata
                 ref = controller_ref(pod)
                 owner = ref.uid if ref is not None else None
+                ns, name, labels = meta.namespace, meta.name, meta.labels
                 for entry in self.entries.values():
-                    # what the entry holds about the pod, or would hold now
-                    if entry.namespace == meta.namespace and (
-                        meta.name in entry.selected
-                        or meta.name in entry.claims
-                        or owner == entry.uid
-                        or entry.selector.matches(meta.labels)
+                    # what the entry holds about the pod, or would hold now (cheapest test first)
+                    if entry.namespace == ns and (
+                        owner == entry.uid
+                        or name in entry.selected
+                        or name in entry.claims
+                        or entry.selector.matches(labels)
                     ):
-                        entry.dirty.add(meta.name)
+                        entry.dirty.add(name)
         elif isinstance(event, ev.ObjectDeleted) and event.kind == "Pod":
             for entry in self.entries.values():
                 if entry.namespace == event.namespace and (event.name in entry.selected or event.name in entry.claims):

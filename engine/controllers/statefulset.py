@@ -1119,6 +1119,9 @@ class StatefulSetController(IndexedController):
         self.check = check
 
     watches = frozenset({"StatefulSet", "Pod", "PersistentVolumeClaim", "InformersResynced"})  # the loop routes it these kinds' events alone
+    # its pod handlers and index answer nothing for a pod that is, and was, another
+    # controller's (controller_keys): the loop leaves those out
+    pod_controllers = frozenset({"StatefulSet"})
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.InformersResynced):  # the set's UpdateFunc enqueues; updatePod compares RVs

@@ -187,9 +187,9 @@ class Kubelet:
             # a pod the simulated kubelet started before the switch still becomes Ready when
             # its readyAfter runs out: its readiness was decided when it started
             return []
-        images = [c.image for c in pod.spec.containers]
         status = pod.status
         if status.phase in ("", "Pending"):
+            images = [c.image for c in pod.spec.containers]
             rejected = sorted(set(images) & set(policy.reject_images))
             if rejected:
                 # mirrors a kubelet admission failure (OutOfcpu, NodeAffinity, ...): Failed whatever restartPolicy
@@ -277,6 +277,7 @@ class Kubelet:
                 cmd.SetTimer(key=key, due=due, reason="ready-after", message=f"pod {key} becomes Ready at {due.isoformat()}", despite_errors=True),
             ]
         if status.phase == "Running" and not is_ready(pod):
+            images = [c.image for c in pod.spec.containers]
             if policy.mode != "recorded" and _marked_not_ready(pod) and not set(images) & set(policy.never_ready_images):
                 return [
                     cmd.SetPodStatus(

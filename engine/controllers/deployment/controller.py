@@ -68,6 +68,9 @@ class DeploymentController:
         return [cmd.UpdateStatus(object=replace(d, status=status), reason="status", message=f"Progressing=False {FAILED_RS_CREATE_REASON}: {message}")]
 
     watches = frozenset({"Deployment", "ReplicaSet", "Pod", "InformersResynced"})  # the loop routes it these kinds' events alone
+    # its one pod handler, deletePod, answers only for a ReplicaSet's pod: the loop leaves out
+    # the pods of other controllers
+    pod_controllers = frozenset({"ReplicaSet"})
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
         if isinstance(event, ev.InformersResynced):  # updateDeployment enqueues; updateReplicaSet compares RVs
