@@ -22,7 +22,7 @@ resource's own fields are left as given: the API server knows nothing of their t
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
@@ -37,9 +37,26 @@ _Plan = tuple[tuple[str, int, "type[msgspec.Struct] | None"], ...]
 _PLANS: dict[type, _Plan] = {}
 
 
+# microsecond -> that many microseconds as a timedelta, emptied when full. `t - fraction` is the
+# instant `t.replace(microsecond=0)` makes (same zone) for a fraction of the cost: replace with a
+# keyword, like timedelta's constructor, costs ~20 times an attribute read on CPython 3.11, and
+# every pod write at a sub-second instant cuts its new times
+_FRACTIONS: dict[int, timedelta] = {}
+
+
+def _cut_fraction(t: datetime) -> datetime:
+    """`t` without its microseconds (its `fold`, 0 for every UTC instant the engine makes, aside)."""
+    fraction = _FRACTIONS.get(t.microsecond)
+    if fraction is None:
+        if len(_FRACTIONS) >= 4096:
+            _FRACTIONS.clear()
+        fraction = _FRACTIONS[t.microsecond] = timedelta(microseconds=t.microsecond)
+    return t - fraction
+
+
 def whole_second(t: datetime) -> datetime:
     """An instant as metav1.Time stores it: truncated to the second (toward the past)."""
-    return t.replace(microsecond=0) if t.microsecond else t
+    return _cut_fraction(t) if t.microsecond else t
 
 
 def _as_stored(t: datetime) -> datetime:
@@ -47,7 +64,7 @@ def _as_stored(t: datetime) -> datetime:
     without a zone is left as it came; the engine's own are all UTC)."""
     if t.tzinfo is not None and t.tzinfo is not UTC:
         t = t.astimezone(UTC)
-    return t.replace(microsecond=0) if t.microsecond else t
+    return _cut_fraction(t) if t.microsecond else t
 
 
 def whole_seconds(obj: Any) -> Any:
