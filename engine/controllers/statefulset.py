@@ -784,19 +784,24 @@ def status_update(
     ]
 
 
-def _new_versioned_pod(sync: _Sync, ordinal: int) -> Pod:
-    """Mirrors newVersionedStatefulSetPod: below the partition a pod is made at the current revision."""
+def _at_current(sync: _Sync, ordinal: int) -> bool:
+    """newVersionedStatefulSetPod's choice: is the pod at `ordinal` made at the current revision
+    (below the partition)? Else at the update revision."""
     sts = sync.sts
     strategy = sts.spec.update_strategy
     start = start_ordinal(sts)
     ru = strategy.rolling_update
     # upstream's condition reads `A && B || C` (Go precedence), kept as it is
-    at_current = (strategy.type == "RollingUpdate" and ru is None and ordinal < start + sts.status.current_replicas) or (
+    return (strategy.type == "RollingUpdate" and ru is None and ordinal < start + sts.status.current_replicas) or (
         ru is not None and ordinal < start + (ru.partition or 0)
     )
-    if at_current:
-        return new_pod(sts, sync.current_template, sync.rev.current.metadata.name, ordinal)
-    return new_pod(sts, sync.update_template, sync.rev.update.metadata.name, ordinal)
+
+
+def _new_versioned_pod(sync: _Sync, ordinal: int) -> Pod:
+    """Mirrors newVersionedStatefulSetPod: below the partition a pod is made at the current revision."""
+    if _at_current(sync, ordinal):
+        return new_pod(sync.sts, sync.current_template, sync.rev.current.metadata.name, ordinal)
+    return new_pod(sync.sts, sync.update_template, sync.rev.update.metadata.name, ordinal)
 
 
 def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:

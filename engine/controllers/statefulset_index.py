@@ -342,7 +342,11 @@ class StatefulSetIndex(EventIndex[_Entry]):
         if top < 0 or entry.stops[top] < update_min:
             return status
         i = entry.stops[top]
-        pod = slot(i)
+        pod = entry.slot(i)
+        if pod is None:  # the pod it would make: at the update revision unless below the partition
+            if not s._at_current(sync, start + i) or sync.rev.current.metadata.name == sync.rev.update.metadata.name:
+                return status
+            pod = s._new_versioned_pod(sync, start + i)
         if s.revision_of(pod) != sync.rev.update.metadata.name and not is_terminating(pod):
             return s.roll_one(sync, pod, where, status)
         return status
