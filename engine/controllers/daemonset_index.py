@@ -49,10 +49,11 @@ NO_STATUS = (0, 0, 0, 0, 0, 0)
 class _NodeView:
     """One node name's state for one DaemonSet (the node may be gone while pods aim at it)."""
 
-    __slots__ = ("eligibility", "here", "manage", "old", "status", "verdict")
+    __slots__ = ("eligibility", "here", "manage", "node", "old", "status", "verdict")
 
     def __init__(self) -> None:
         self.eligibility: tuple[bool, bool, str] | None = None  # None: no such node
+        self.node: Node | None = None  # the Node object `eligibility` was computed from
         self.here: list[Pod] | None = None
         self.status = NO_STATUS
         self.verdict: str | None = None
@@ -180,7 +181,15 @@ class _Entry:
             if kept:
                 here = sorted(kept, key=d.creation_order)
         node = cluster.node(name)
-        eligibility = d.node_should_run(node, ds, self.daemon_spec) if isinstance(node, Node) else None
+        if not isinstance(node, Node):
+            eligibility = None
+        elif node is view.node:
+            # a pod event dirtied the node: the same Node object against the same daemon spec
+            # (a new template rebuilds the entry) is eligible exactly as before
+            eligibility = view.eligibility
+        else:
+            eligibility = d.node_should_run(node, ds, self.daemon_spec)
+        view.node = node if isinstance(node, Node) else None
         if eligibility is None and here is None:
             del self.nodes[name]
             return
