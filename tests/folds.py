@@ -18,6 +18,7 @@ INDEXES = (
     "dependents_of_kind",
     "pods_by_node",
     "unbound_pods",
+    "unbound_by_claim",
     "not_ready_nodes",
     "timer_set_at",
     "timer_dues",

@@ -966,6 +966,13 @@ class ClusterMachine(RuleBasedStateMachine):
         assert list(cluster.node_load) == load, f"node_load {list(cluster.node_load)} != {load}"
         unbound = {(NS, p.metadata.name) for p in pods if not p.spec.node_name and not is_terminating(p)}
         assert cluster.unbound_pods == unbound, f"unbound_pods {cluster.unbound_pods} != {unbound}"
+        by_claim: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        for p in pods:
+            if (NS, p.metadata.name) in unbound:
+                for v in p.spec.volumes:
+                    if v.persistent_volume_claim is not None:
+                        by_claim.setdefault((NS, v.persistent_volume_claim.claim_name), set()).add((NS, p.metadata.name))
+        assert cluster.unbound_by_claim == by_claim, f"unbound_by_claim {cluster.unbound_by_claim} != {by_claim}"
 
     @invariant()
     def inv5c_a_snapshot_restores_the_same_fold(self) -> None:
@@ -973,7 +980,7 @@ class ClusterMachine(RuleBasedStateMachine):
         data = live.snapshot()
         restored = Cluster.restore(data)
         assert restored.snapshot() == data, "restore(snapshot()).snapshot() differs from snapshot()"
-        for index in ("by_uid", "dependents", "pods_by_node", "unbound_pods", "timer_set_at"):
+        for index in ("by_uid", "dependents", "pods_by_node", "unbound_pods", "unbound_by_claim", "timer_set_at"):
             assert getattr(restored, index) == getattr(live, index), (
                 f"Cluster.restore rebuilds {index} as {getattr(restored, index)}, "
                 f"the live fold has {getattr(live, index)}"

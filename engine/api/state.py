@@ -243,6 +243,10 @@ class Cluster:
         # Built on first use (`node_load`), then kept: a rebuild or a read never asks for it
         self._node_load: SortedList | None = None
         self.unbound_pods: set[tuple[str, str]] = set()
+        # the same by the claims they mount, (namespace, claim name) -> pods: a claim's creation
+        # requeues the pods waiting for it (VolumeBinding's queueing hint) without a walk of every
+        # unbound pod. A pod's volumes cannot change, so this changes only with `unbound_pods`
+        self.unbound_by_claim: dict[tuple[str, str], set[tuple[str, str]]] = {}
         # objects no controller owns, by kind: the candidates for adoption
         self.orphans: dict[str, set[tuple[str, str]]] = {}
         # the pending timers (due, owner, key) -> position of their TimerSet; `timers` has them
@@ -795,6 +799,9 @@ class Cluster:
                 self._set_load(node, +1, (key[1], key[2]))
             elif meta.deletion_timestamp is None:
                 self.unbound_pods.add((key[1], key[2]))
+                for volume in obj.spec.volumes:
+                    if volume.persistent_volume_claim is not None:
+                        _add(self.unbound_by_claim, (key[1], volume.persistent_volume_claim.claim_name), (key[1], key[2]))
         elif isinstance(obj, Node):
             if self._node_load is not None:
                 self._node_load.add((self.node_pod_count(meta.name), meta.name))
@@ -823,8 +830,16 @@ class Cluster:
             node = obj.spec.node_name
             if node:
                 self._set_load(node, -1, (key[1], key[2]))
-            else:
+            elif (key[1], key[2]) in self.unbound_pods:
                 self.unbound_pods.discard((key[1], key[2]))
+                for volume in obj.spec.volumes:
+                    if volume.persistent_volume_claim is not None:
+                        claim = (key[1], volume.persistent_volume_claim.claim_name)
+                        waiting = self.unbound_by_claim.get(claim)
+                        if waiting is not None:
+                            waiting.discard((key[1], key[2]))
+                            if not waiting:
+                                del self.unbound_by_claim[claim]
         elif isinstance(obj, Node):
             if self._node_load is not None:
                 self._node_load.discard((self.node_pod_count(meta.name), meta.name))

@@ -249,14 +249,9 @@ class Scheduler:
 
 
 def _pending_pods_mounting(cluster: Cluster, claim: PersistentVolumeClaim) -> list[str]:
-    """The keys of the unbound pods that mount `claim`, in key order."""
-    return [
-        f"{ns}/{name}"
-        for ns, name in sorted(cluster.unbound_pods)
-        if ns == claim.metadata.namespace
-        and (p := cluster.pod(ns, name)) is not None
-        and any(v.persistent_volume_claim is not None and v.persistent_volume_claim.claim_name == claim.metadata.name for v in p.spec.volumes)
-    ]
+    """The keys of the unbound pods that mount `claim`, in key order (`Cluster.unbound_by_claim`)."""
+    waiting = cluster.unbound_by_claim.get((claim.metadata.namespace, claim.metadata.name))
+    return [f"{ns}/{name}" for ns, name in sorted(waiting)] if waiting else []
 
 
 def _claim_prefilter(cluster: Cluster, pod: Pod) -> str | None:
