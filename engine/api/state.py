@@ -189,6 +189,22 @@ def _add(sets: dict[Any, set[Any]], key: Any, item: Any) -> None:
         found.add(item)
 
 
+def _discard(sets: dict[Any, set[Any]], key: Any, item: Any) -> None:
+    """`_add` undone: `item` out of `key`'s set, and the set out of `sets` when it empties."""
+    found = sets.get(key)
+    if found is not None:
+        found.discard(item)
+        if not found:
+            del sets[key]
+
+
+def _claims_mounted(pod: Pod) -> Iterator[str]:
+    """The names of the claims `pod`'s volumes mount."""
+    for volume in pod.spec.volumes:
+        if volume.persistent_volume_claim is not None:
+            yield volume.persistent_volume_claim.claim_name
+
+
 def _is_ready(pod: Pod) -> bool:
     """podutil.IsPodReady (engine.api.pods.is_ready, which imports this module's neighbours)."""
     return _ready_in(pod.status.conditions)
@@ -799,9 +815,8 @@ class Cluster:
                 self._set_load(node, +1, (key[1], key[2]))
             elif meta.deletion_timestamp is None:
                 self.unbound_pods.add((key[1], key[2]))
-                for volume in obj.spec.volumes:
-                    if volume.persistent_volume_claim is not None:
-                        _add(self.unbound_by_claim, (key[1], volume.persistent_volume_claim.claim_name), (key[1], key[2]))
+                for claim in _claims_mounted(obj):
+                    _add(self.unbound_by_claim, (key[1], claim), (key[1], key[2]))
         elif isinstance(obj, Node):
             if self._node_load is not None:
                 self._node_load.add((self.node_pod_count(meta.name), meta.name))
@@ -813,16 +828,8 @@ class Cluster:
         if self.by_uid.get(meta.uid) == key:
             del self.by_uid[meta.uid]
         for ref in meta.owner_references:
-            deps = self.dependents.get(ref.uid)
-            if deps is not None:
-                deps.discard(key)
-                if not deps:
-                    del self.dependents[ref.uid]
-            deps = self.dependents_of_kind.get((ref.uid, key[0]))
-            if deps is not None:
-                deps.discard(key)
-                if not deps:
-                    del self.dependents_of_kind[(ref.uid, key[0])]
+            _discard(self.dependents, ref.uid, key)
+            _discard(self.dependents_of_kind, (ref.uid, key[0]), key)
         orphans = self.orphans.get(key[0])
         if orphans is not None:
             orphans.discard((key[1], key[2]))
@@ -832,14 +839,8 @@ class Cluster:
                 self._set_load(node, -1, (key[1], key[2]))
             elif (key[1], key[2]) in self.unbound_pods:
                 self.unbound_pods.discard((key[1], key[2]))
-                for volume in obj.spec.volumes:
-                    if volume.persistent_volume_claim is not None:
-                        claim = (key[1], volume.persistent_volume_claim.claim_name)
-                        waiting = self.unbound_by_claim.get(claim)
-                        if waiting is not None:
-                            waiting.discard((key[1], key[2]))
-                            if not waiting:
-                                del self.unbound_by_claim[claim]
+                for claim in _claims_mounted(obj):
+                    _discard(self.unbound_by_claim, (key[1], claim), (key[1], key[2]))
         elif isinstance(obj, Node):
             if self._node_load is not None:
                 self._node_load.discard((self.node_pod_count(meta.name), meta.name))
