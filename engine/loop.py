@@ -1240,6 +1240,12 @@ class SyncRun:
         # the rest of the failing batch goes out, but a worker stops at its own error
         return bool(command.chain) and (command.group, command.chain) in self.broken
 
+    def _may_drop(self, command: cmd.Command) -> bool:
+        """Whether `applies` and `skips` have anything to decide: every field they read, so that
+        the usual command (no conditions, in a sync with no error and no sleep) is sent without
+        asking them. Keep it in step with them."""
+        return self.failed is not None or self.sleeping is not None or bool(command.if_refused or command.unless_refused)
+
     def _forgiven(self, command: cmd.Command, refused: cmd.Command) -> bool:
         """Does `command` go out despite this earlier refused request (`Command.despite`, or the
         rest of its parallel group outside a broken chain)?"""
@@ -1257,8 +1263,7 @@ class SyncRun:
         return not (command.unless_refused and any(cmd.within(r.step, command.unless_refused) for r in self.refused))
 
     def issue(self, command: cmd.Command) -> None:
-        if self.failed is not None or self.sleeping is not None or command.if_refused or command.unless_refused:
-            # (else, nearly always: the command applies and is not skipped)
+        if self._may_drop(command):
             if not self.applies(command):
                 self._not_observed(command)  # an alternative not taken: never sent, not skipped
                 return
