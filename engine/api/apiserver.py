@@ -114,9 +114,7 @@ class ApiServer:
     # --- admission -----------------------------------------------------------------------------
 
     def _admit(self, obj: KubeObject, old: KubeObject | None) -> KubeObject:
-        obj = admission.apply_defaults(obj)
-        if isinstance(obj, Pod):
-            obj = default_toleration_seconds(obj)
+        obj = _defaulted(obj)
         if isinstance(obj, Node):
             obj = self._stamp_taints(obj, old)
         if isinstance(obj, PersistentVolumeClaim) and old is None and obj.spec.storage_class_name is None:
@@ -201,10 +199,8 @@ class ApiServer:
         elif isinstance(old, OpaqueObject) and isinstance(candidate, OpaqueObject):
             candidate = strategy.prepare_opaque_update(candidate, old)
         candidate = self._admit(candidate, old)
-        if isinstance(old, Pod) and isinstance(candidate, Pod) and candidate.spec != old.spec:
-            refused = self.pod_update_errors(candidate, old)
-            if refused:
-                raise Rejected(invalid_message(candidate, refused), field=refused[0].path)
+        if isinstance(old, Pod) and isinstance(candidate, Pod) and (refused := self.pod_update_errors(candidate, old)):
+            raise Rejected(invalid_message(candidate, refused), field=refused[0].path)
         candidate = self._stored(candidate, audit)
         if candidate == old:
             return old  # a no-op write records nothing
@@ -215,7 +211,9 @@ class ApiServer:
 
     def pod_update_errors(self, new: Pod, old: Pod) -> list[FieldError]:
         """ValidatePodUpdate's spec rules for the release the cluster imitates (podStrategy's
-        ValidateUpdate), for a pod already defaulted by `_admit`."""
+        ValidateUpdate), for a pod already defaulted by `_admit`; none when the spec is the same."""
+        if new.spec == old.spec:
+            return []
         return validate_pod_update(new, old, self.cluster.release)
 
     def invalid_update(self, obj: KubeObject) -> str:
@@ -227,8 +225,8 @@ class ApiServer:
         old = self.cluster.get("Pod", obj.metadata.namespace, obj.metadata.name)
         if not isinstance(old, Pod) or obj.spec == old.spec:
             return ""
-        candidate = default_toleration_seconds(admission.apply_defaults(obj))  # as `_admit`
-        refused = self.pod_update_errors(candidate, old) if candidate.spec != old.spec else []  # type: ignore[attr-defined]
+        candidate = _defaulted(obj)
+        refused = self.pod_update_errors(candidate, old)  # type: ignore[arg-type]
         return invalid_message(candidate, refused) if refused else ""
 
     def update_status(self, obj: KubeObject, audit: Audit, event: type[ev.ObjectEvent] = ev.StatusUpdated) -> KubeObject:
@@ -575,6 +573,15 @@ def _with_cause(obj: KubeObject, cause: str) -> KubeObject:
         return obj
     annotations = {**obj.metadata.annotations, CHANGE_CAUSE: cause}
     return replace(obj, metadata=replace(obj.metadata, annotations=annotations))
+
+
+def _defaulted(obj: KubeObject) -> KubeObject:
+    """Admission's defaulting of a write (`_admit`'s first step): the kind's defaults, and a
+    pod's default tolerationSeconds (the DefaultTolerationSeconds plugin)."""
+    obj = admission.apply_defaults(obj)
+    if isinstance(obj, Pod):
+        obj = default_toleration_seconds(obj)
+    return obj
 
 
 def invalid_message(obj: KubeObject, errors: list[FieldError]) -> str:
