@@ -687,7 +687,7 @@ class _Sync:
         labels = {**pod.metadata.labels, POD_NAME_LABEL: name}
         volumes = _with_storage(self.sts, pod.spec.volumes, ordinal_of(pod))
         fixed = replace(pod, metadata=replace(pod.metadata, labels=labels), spec=replace(pod.spec, volumes=volumes))
-        claims = ", ".join(claim_name(t.metadata.name, self.sts, ordinal_of(pod)) for t in self.sts.spec.volume_claim_templates)
+        claims = _claim_names(self.sts, ordinal_of(pod))
         self.commands.append(
             cmd.UpdateObject(
                 object=fixed,
@@ -795,6 +795,11 @@ def _at_current(sync: _Sync, ordinal: int) -> bool:
     return (strategy.type == "RollingUpdate" and ru is None and ordinal < start + sts.status.current_replicas) or (
         ru is not None and ordinal < start + (ru.partition or 0)
     )
+
+
+def _claim_names(sts: StatefulSet, ordinal: int) -> str:
+    """The claims the pod at `ordinal` mounts from the set's claim templates, for a message."""
+    return ", ".join(claim_name(t.metadata.name, sts, ordinal) for t in sts.spec.volume_claim_templates)
 
 
 def _new_versioned_pod(sync: _Sync, ordinal: int) -> Pod:
@@ -1076,7 +1081,7 @@ def blocking_pod(sts: StatefulSet, cluster: Cluster, now: datetime) -> tuple[str
                 )
             return pod.metadata.name, _why_unhealthy(pod, min_ready, now) + note
         if not is_terminating(pod) and not _storage_matches(sts, pod):
-            claims = ", ".join(claim_name(t.metadata.name, sts, ordinal) for t in sts.spec.volume_claim_templates)
+            claims = _claim_names(sts, ordinal)
             return pod.metadata.name, (
                 f"its volumes do not mount the set's claims ({claims}); StatefulSet {sts.metadata.name} updates it to mount "
                 f"them and the API server refuses the update (a pod's volumes are immutable), so every sync fails: delete "
