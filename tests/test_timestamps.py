@@ -149,13 +149,14 @@ def test_a_pod_ready_at_700_ms_stores_a_whole_second_transition_and_start_time()
 
 def test_a_status_that_differs_only_below_the_second_is_no_write() -> None:
     """The API server compares what it would store: an update equal to the stored object once
-    truncated changes nothing and records nothing (no new resourceVersion)."""
+    truncated changes nothing and records nothing (no new resourceVersion). A history's status
+    write (a captured kubelet's, a user's) is walked; the engine's own stamp whole seconds."""
     rs = _workload("ReplicaSet")
     engine = _engine(op.Apply(at=AT_700, object=rs))
     (pod,) = _pods(engine)
     before = len(engine.events)
     shifted = [c if c.type != "Ready" else msgspec.structs.replace(c, last_transition_time=AT_700) for c in pod.status.conditions]
-    engine.api.set_pod_status("default", pod.metadata.name, msgspec.structs.replace(pod.status, conditions=shifted), Audit(by="kubelet", reason="test"))
+    engine.api.set_pod_status("default", pod.metadata.name, msgspec.structs.replace(pod.status, conditions=shifted), Audit(by="kubelet", reason="test", user=True))
     assert len(engine.events) == before
     assert engine.cluster.pod("default", pod.metadata.name) is pod
 
@@ -279,13 +280,29 @@ def test_a_users_manifest_times_are_stored_whole_even_at_a_whole_second_instant(
     assert stored is not None and stored.spec.template.metadata.creation_timestamp == T0  # type: ignore[attr-defined]
 
 
-def test_check_mode_fails_an_engine_write_at_a_whole_second_instant_that_carries_a_fraction() -> None:
+@pytest.mark.parametrize("instant", [T0, AT_700], ids=["at a whole second", "at a sub-second instant"])
+def test_check_mode_fails_an_engine_write_that_carries_a_fraction(instant: datetime) -> None:
+    """Engine writes are not walked (every time they stamp is whole already): check mode walks
+    them anyway and names the one that would have been cut."""
     engine = _engine(op.Apply(at=T0, object=_workload("ReplicaSet")))
     engine.api.check_times = True
+    engine.now = instant
     (pod,) = _pods(engine)
     status = msgspec.structs.replace(pod.status, start_time=AT_700)
-    with pytest.raises(AssertionError, match="has a sub-second time"):
+    with pytest.raises(AssertionError, match="has a time the API server would cut"):
         engine.api.set_pod_status("default", pod.metadata.name, status, Audit(by="kubelet", reason="test"))
+
+
+def test_an_engine_write_at_a_sub_second_instant_is_stored_as_written() -> None:
+    """What makes the check above necessary: an engine write is trusted to stamp whole seconds,
+    so a fraction it carried would be stored (the check mode of every paced test guards it)."""
+    engine = _engine(op.Apply(at=T0, object=_workload("ReplicaSet")))
+    engine.now = AT_700
+    (pod,) = _pods(engine)
+    status = msgspec.structs.replace(pod.status, start_time=T0)
+    engine.api.set_pod_status("default", pod.metadata.name, status, Audit(by="kubelet", reason="test"))
+    (pod,) = _pods(engine)
+    assert pod.status.start_time == T0
 
 
 def test_a_paced_run_stores_whole_second_times_while_its_events_keep_the_milliseconds() -> None:
@@ -294,6 +311,7 @@ def test_a_paced_run_stores_whole_second_times_while_its_events_keep_the_millise
     from engine.loop import real_pacing
 
     engine = Engine(pacing=real_pacing())
+    engine.api.check_times = True  # and every engine write stamped whole seconds itself
     engine.run([
         op.ConfigureKubelet(at=T0, policy=KubeletPolicy()),
         op.Apply(at=T0, object=_node()),

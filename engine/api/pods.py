@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 from engine import commands as cmd
 from engine.api.objects import KubeObject, Pod, PodCondition, PodStatus, replace
+from engine.api.times import whole_second
 
 CONDITION_ORDER = {"PodScheduled": 0, "Initialized": 1, "ContainersReady": 2, "Ready": 3}
 
@@ -43,12 +44,13 @@ def is_available(pod: Pod, min_ready_seconds: int, now: datetime) -> bool:
 def with_condition(
     status: PodStatus, type_: str, value: str, now: datetime, *, reason: str = "", message: str = ""
 ) -> PodStatus:
-    """Set a pod condition; lastTransitionTime moves only when the status flips."""
+    """Set a pod condition; lastTransitionTime moves only when the status flips, to `now` as
+    the API server stores it (whole seconds: engine writes are stamped stored, `ApiServer._stored`)."""
     for i, cond in enumerate(status.conditions):
         if cond.type == type_:
             if cond.status == value and cond.reason == reason and cond.message == message:
                 return status  # unchanged: not even a copy (the kubelet asks this on every sync)
-            moved = now if cond.status != value else cond.last_transition_time
+            moved = whole_second(now) if cond.status != value else cond.last_transition_time
             conditions = list(status.conditions)
             conditions[i] = PodCondition(
                 type=type_, status=value, last_transition_time=moved, reason=reason, message=message
@@ -56,7 +58,7 @@ def with_condition(
             return replace(status, conditions=conditions)
     conditions = [
         *status.conditions,
-        PodCondition(type=type_, status=value, last_transition_time=now, reason=reason, message=message),
+        PodCondition(type=type_, status=value, last_transition_time=whole_second(now), reason=reason, message=message),
     ]
     conditions.sort(key=_condition_order)
     return replace(status, conditions=conditions)

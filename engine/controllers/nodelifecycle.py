@@ -53,6 +53,7 @@ from engine import events as ev
 from engine.api.objects import Node, NodeCondition, Taint, replace
 from engine.api.pods import with_condition
 from engine.api.state import Cluster
+from engine.api.times import whole_second
 
 NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -145,7 +146,7 @@ def _swap(taints: list[Taint], add: list[Taint], remove: list[Taint], now: datet
     out = [t for t in taints if not any(same(t, r) for r in remove)]
     for t in add:
         if not any(same(t, o) for o in out):
-            out.append(replace(t, time_added=now))
+            out.append(replace(t, time_added=whole_second(now)))
     return out
 
 
@@ -266,12 +267,12 @@ class NodeLifecycleController:
             if i is None:
                 conditions.append(NodeCondition(
                     type=type_, status="Unknown", last_heartbeat_time=node.metadata.creation_timestamp,
-                    last_transition_time=now, reason="NodeStatusNeverUpdated", message="Kubelet never posted node status.",
+                    last_transition_time=whole_second(now), reason="NodeStatusNeverUpdated", message="Kubelet never posted node status.",
                 ))
                 changed.append(type_)
             elif conditions[i].status != "Unknown":
                 conditions[i] = replace(conditions[i], status="Unknown", reason="NodeStatusUnknown",
-                                        message="Kubelet stopped posting node status.", last_transition_time=now)
+                                        message="Kubelet stopped posting node status.", last_transition_time=whole_second(now))
                 changed.append(type_)
         out: list[cmd.Command] = []
         if changed:

@@ -53,6 +53,7 @@ from engine.api.objects import (
 from engine.api.pods import availability_due, is_available, is_ready, ready_seen, ready_since
 from engine.api.selectors import Selector, SelectorError, from_label_selector
 from engine.api.state import Cluster
+from engine.api.times import whole_second
 from engine.controllers.expectations import UIDTrackingControllerExpectations
 from engine.controllers.ownership import (
     IndexedController,
@@ -557,7 +558,7 @@ def replica_failure_status(rs: ReplicaSet, status: ReplicaSetStatus, error: str,
     replicas = rs.spec.replicas if rs.spec.replicas is not None else 1
     diff = status.replicas - replicas
     reason = "FailedCreate" if diff < 0 else "FailedDelete" if diff > 0 else ""
-    condition = WorkloadCondition(type=REPLICA_FAILURE, status="True", last_transition_time=now, reason=reason, message=error)
+    condition = WorkloadCondition(type=REPLICA_FAILURE, status="True", last_transition_time=whole_second(now), reason=reason, message=error)
     return replace(status, conditions=[*status.conditions, condition])
 
 

@@ -37,6 +37,7 @@ from engine.api.names import pod_key, split_key
 from engine.api.objects import Node, Pod, PodStatus, replace
 from engine.api.pods import is_ready, with_condition
 from engine.api.state import Cluster
+from engine.api.times import whole_second
 
 
 def _conditions(status: PodStatus, ready: bool, now: datetime, reason: str = "") -> PodStatus:
@@ -210,7 +211,7 @@ class Kubelet:
                 ]
             failing = sorted(set(images) & set(policy.fail_images))
             if failing and pod.spec.restart_policy == "Never":
-                failed = replace(_conditions(status, False, now, "PodFailed"), phase="Failed", start_time=now, reason="Error")
+                failed = replace(_conditions(status, False, now, "PodFailed"), phase="Failed", start_time=whole_second(now), reason="Error")
                 return [
                     cmd.SetPodStatus(
                         namespace=ns,
@@ -225,7 +226,7 @@ class Kubelet:
                 crashing = replace(
                     _conditions(status, False, now),
                     phase="Running",
-                    start_time=now,
+                    start_time=whole_second(now),
                     unmodeled={**status.unmodeled, "containerStatuses": _crash_looping(pod, failing)},
                 )
                 return [
@@ -241,7 +242,7 @@ class Kubelet:
                         ),
                     )
                 ]
-            running = replace(status, phase="Running", start_time=now)
+            running = replace(status, phase="Running", start_time=whole_second(now))
             never = sorted(set(images) & set(policy.never_ready_images))
             if never:
                 return [

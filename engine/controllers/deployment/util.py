@@ -24,6 +24,7 @@ from engine.api.objects import (
     WorkloadCondition,
     replace,
 )
+from engine.api.times import whole_second
 
 HASH_LABEL = "pod-template-hash"  # apps.DefaultDeploymentUniqueLabelKey
 REVISION = "deployment.kubernetes.io/revision"
@@ -398,9 +399,10 @@ def proportion(rs: ReplicaSet | None, d: Deployment, to_add: int, added: int) ->
 
 
 def condition(type_: str, status: str, reason: str, message: str, now: datetime) -> WorkloadCondition:
-    """Mirrors NewDeploymentCondition."""
+    """Mirrors NewDeploymentCondition (its metav1.Now() as the API server stores it)."""
+    stamp = whole_second(now)
     return WorkloadCondition(
-        type=type_, status=status, reason=reason, message=message, last_update_time=now, last_transition_time=now
+        type=type_, status=status, reason=reason, message=message, last_update_time=stamp, last_transition_time=stamp
     )
 
 
