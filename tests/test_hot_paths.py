@@ -9,6 +9,7 @@ import uuid
 import msgspec
 import pytest
 
+from engine import events as ev
 from engine.api import names
 from engine.api.defaults import core as defaults
 from engine.api.memo import ByEncoding
@@ -185,3 +186,37 @@ def test_the_bench_appends_every_logged_event_and_both_stores_log_the_same_bytes
     assert result.figures[FLOOR].events == logged
     assert result.figures[REPLAY_SQLITE].events == result.figures[REPLAY_MEMORY].events <= logged
     assert result.same_log
+
+
+@pytest.mark.parametrize(
+    ("writes", "seconds"),
+    [
+        ({}, 0.0),
+        ({"daemonset-controller": 30}, 0.0),  # the burst goes at once
+        ({"daemonset-controller": 50}, 1.0),  # 20 past the burst at 20 a second
+        # two controllers, two clients, two buckets: side by side, not one after the other
+        ({"daemonset-controller": 50, "garbage-collector": 50}, 1.0),
+        ({"deployment-controller": 70, "replicaset-controller": 230}, 10.0),
+    ],
+    ids=["no writes", "a burst", "one controller past its burst", "two controllers as busy", "the busiest bounds"],
+)
+def test_kube_controller_manager_needs_the_time_of_its_busiest_controllers_client(writes: dict[str, int], seconds: float) -> None:
+    from bench.measure import kcm_seconds
+
+    assert kcm_seconds(writes) == seconds
+
+
+def test_the_bench_counts_controller_writes_by_controller() -> None:
+    from bench.measure import KCM_ACTORS, controller_writes
+    from bench.scenarios import SCENARIOS
+    from engine.store import EventStore
+    from replay import session
+
+    scenario = next(s for s in SCENARIOS if s.name == "deployment-rollout")
+    workload = scenario.build(scenario.warm_up)
+    store = EventStore("memory:")
+    session.run(store, [*workload.prelude, *workload.operations], settle_limit=workload.settle_limit)
+    counts = controller_writes(store.read_raw())
+    by = [e.by for e in store.read() if isinstance(e, ev.ObjectEvent | ev.ObjectDeleted) and e.by in KCM_ACTORS]
+    assert counts == {name: by.count(name) for name in sorted(set(by))}
+    assert set(counts) == {"deployment-controller", "replicaset-controller"}
