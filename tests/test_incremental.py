@@ -185,7 +185,7 @@ def test_an_index_starts_over_when_the_cluster_moved_without_the_loop() -> None:
 @pytest.mark.parametrize("now", [None, "DaemonSet", "StatefulSet"])
 @pytest.mark.parametrize("was", ["absent", None, "DaemonSet", "StatefulSet"])
 def test_a_daemonset_pod_handler_skips_a_pod_only_when_both_versions_have_another_controller(now: str | None, was: str | None) -> None:
-    """`controlled_by_other`, the DaemonSet and ReplicaSet handlers' first test: an orphan (it
+    """`controlled_by_other`, the DaemonSet pod handlers' first test: an orphan (it
     may be adopted) or a pod that is or was the kind's own goes on to the handlers' full answer."""
     from engine.api.objects import ObjectMeta, OwnerReference, Pod
     from engine.controllers.ownership import controlled_by_other

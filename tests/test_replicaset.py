@@ -20,7 +20,7 @@ Whole-engine tests at the end run the default actors (scheduler, kubelets, garba
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -34,6 +34,7 @@ from engine.actors import default_actors
 from engine.api.apiserver import Audit
 from engine.api.objects import KubeObject, Pod, ReplicaSet, decode_object, replace
 from engine.api.state import Cluster
+from engine.controllers.expectations import UIDTrackingControllerExpectations
 from engine.controllers.replicaset import (
     BURST_REPLICAS,
     NAME,
@@ -649,6 +650,121 @@ def test_a_terminating_pod_wakes_its_controller_as_a_deletion() -> None:
     assert list(controller.keys_for(_updated(gone), m.cluster, _pod("pod", LABEL_MAP, rs))) == ["default/foobar"]
     orphan = _pod("pod", LABEL_MAP, deletionTimestamp=stamp(T0))
     assert list(controller.keys_for(_created(orphan), m.cluster)) == []
+
+
+class _RecordedExpectations(UIDTrackingControllerExpectations):
+    """The ReplicaSet expectations, recording what the pod handlers lower (in order)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.observed: list[str] = []
+
+    def creation_observed(self, key: str) -> None:
+        self.observed.append(f"CreationObserved {key}")
+
+    def deletion_observed(self, key: str, pod_key: str = "") -> None:
+        self.observed.append(f"DeletionObserved {key} {pod_key}")
+
+
+def _pod_with(pod: Pod, labels: dict[str, str] | None = None, **meta: Any) -> Pod:
+    """`pod` with other labels or metadata; its owner references the same list object unless
+    given (as the loop's writes keep them)."""
+    changed = replace(pod.metadata, **meta, **({"labels": labels} if labels is not None else {}))
+    return replace(pod, metadata=changed)
+
+
+_OTHER_CONTROLLER = [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "s1", "controller": True}]
+_GONE = {"deletionTimestamp": stamp(T0)}
+_LABEL1, _LABEL2 = {"foo": "bar"}, {"bar": "foo"}  # foobar's selector, barfoo's
+
+
+# (old pod or None, the event): rs1 is foobar (selects _LABEL1), rs2 is barfoo (selects _LABEL2)
+_HandlerCase = Callable[[ReplicaSet, ReplicaSet], tuple[Pod | None, ev.Event]]
+_HANDLER_CASES: list[tuple[str, _HandlerCase, list[str], list[str]]] = [
+    # addPod
+    ("addPod: a pod created under its controller wakes it and observes its creation",
+     lambda rs1, rs2: (None, _created(_pod("pod", _LABEL1, rs1))),
+     ["default/foobar"], ["CreationObserved default/foobar"]),
+    ("addPod: an orphan wakes the ReplicaSets that select it and observes no creation (TestPodControllerLookup)",
+     lambda rs1, rs2: (None, _created(_pod("pod", _LABEL2))),
+     ["default/barfoo"], []),
+    ("addPod: a pod created with a deletionTimestamp goes to deletePod (TestDeletionTimestamp)",
+     lambda rs1, rs2: (None, _created(_pod("pod", _LABEL1, rs1, **_GONE))),
+     ["default/foobar"], ["DeletionObserved default/foobar default/pod"]),
+    ("addPod: another kind of controller's pod wakes nobody, even where a selector matches",
+     lambda rs1, rs2: (None, _created(_pod("pod", _LABEL1, ownerReferences=_OTHER_CONTROLLER))),
+     [], []),
+    ("addPod: a controllerRef to a ReplicaSet of another uid resolves to nobody",
+     lambda rs1, rs2: (None, _created(_pod("pod", _LABEL1, replace(rs1, metadata=replace(rs1.metadata, uid="other"))))),
+     [], []),
+    # updatePod, the controllerRef kept
+    ("updatePod: a status change under the same references wakes the controller only",
+     lambda rs1, rs2: (old := _pod("pod", _LABEL1, rs1), _updated(replace(old, status=replace(old.status, phase="Pending")))),
+     ["default/foobar"], []),
+    ("updatePod: equal references in distinct objects are the same controllerRef",
+     lambda rs1, rs2: (_pod("pod", _LABEL1, rs1), _updated(_pod("pod", _LABEL1, rs1, resourceVersion="2"))),
+     ["default/foobar"], []),
+    ("updatePod: labels changed under the controllerRef wake the controller only (TestUpdatePods case 1)",
+     lambda rs1, rs2: (old := _pod("pod", _LABEL1, rs1), _updated(_pod_with(old, _LABEL2))),
+     ["default/foobar"], []),
+    ("updatePod: an orphan adopted wakes its new controller only",
+     lambda rs1, rs2: (_pod("pod", _LABEL1), _updated(_pod("pod", _LABEL1, rs1))),
+     ["default/foobar"], []),
+    # updatePod, the controllerRef changed
+    ("updatePod: a controllerRef moved to another ReplicaSet wakes the old one, then the new",
+     lambda rs1, rs2: (_pod("pod", _LABEL1, rs1), _updated(_pod("pod", _LABEL1, rs2))),
+     ["default/foobar", "default/barfoo"], []),
+    ("updatePod: a controllerRef removed wakes the old controller, then the selecting ReplicaSets (TestUpdatePods case 3)",
+     lambda rs1, rs2: (_pod("pod", _LABEL2, rs1), _updated(_pod("pod", _LABEL2))),
+     ["default/foobar", "default/barfoo"], []),
+    ("updatePod: a controllerRef removed from the ReplicaSet that selects it wakes it once (TestUpdatePods case 2)",
+     lambda rs1, rs2: (_pod("pod", _LABEL2, rs2), _updated(_pod("pod", _LABEL2))),
+     ["default/barfoo"], []),
+    ("updatePod: a pod moved from another kind of controller wakes nobody (neither resolves)",
+     lambda rs1, rs2: (_pod("pod", _LABEL1, ownerReferences=_OTHER_CONTROLLER), _updated(_pod("pod", _LABEL1, ownerReferences=[{**_OTHER_CONTROLLER[0], "name": "db"}]))),
+     [], []),
+    # updatePod, an orphan
+    ("updatePod: an orphan whose labels and references did not change wakes nobody",
+     lambda rs1, rs2: (old := _pod("pod", _LABEL1), _updated(replace(old, status=replace(old.status, phase="Pending")))),
+     [], []),
+    ("updatePod: an orphan whose labels changed wakes the ReplicaSets that now select it",
+     lambda rs1, rs2: (old := _pod("pod", {"x": "y"}), _updated(_pod_with(old, _LABEL1))),
+     ["default/foobar"], []),
+    # updatePod with a deletionTimestamp: deletePod
+    ("updatePod: a deletionTimestamp set goes to deletePod for the new pod",
+     lambda rs1, rs2: (old := _pod("pod", _LABEL1, rs1), _updated(_pod_with(old, deletion_timestamp=T0))),
+     ["default/foobar"], ["DeletionObserved default/foobar default/pod"]),
+    ("updatePod: a deletionTimestamp with labels changed goes to deletePod for both pods, the same controller twice",
+     lambda rs1, rs2: (old := _pod("pod", _LABEL1, rs1), _updated(_pod_with(old, _LABEL2, deletion_timestamp=T0))),
+     ["default/foobar"], ["DeletionObserved default/foobar default/pod"] * 2),
+    ("updatePod: a deletionTimestamp with labels and controllerRef changed observes the new controller, then the old",
+     lambda rs1, rs2: (_pod("pod", _LABEL1, rs1), _updated(_pod("pod", _LABEL2, rs2, **_GONE))),
+     ["default/barfoo", "default/foobar"], ["DeletionObserved default/barfoo default/pod", "DeletionObserved default/foobar default/pod"]),
+    ("updatePod: a deletionTimestamp on an orphan wakes nobody (no controller cares)",
+     lambda rs1, rs2: (old := _pod("pod", _LABEL1), _updated(_pod_with(old, deletion_timestamp=T0))),
+     [], []),
+    # deletePod
+    ("deletePod: a deleted pod wakes its controller and observes its deletion (TestDeleteFinalStateUnknown)",
+     lambda rs1, rs2: (None, _deleted(_pod("pod", _LABEL1, rs1))),
+     ["default/foobar"], ["DeletionObserved default/foobar default/pod"]),
+    ("deletePod: a deleted orphan wakes nobody",
+     lambda rs1, rs2: (None, _deleted(_pod("pod", _LABEL1))),
+     [], []),
+]
+
+
+@pytest.mark.parametrize("case, keys, observed", [pytest.param(c, k, o, id=i) for i, c, k, o in _HANDLER_CASES])
+def test_the_pod_handlers_wake_and_observe_as_upstreams(case: _HandlerCase, keys: list[str], observed: list[str]) -> None:
+    """addPod, updatePod and deletePod (replica_set.go): which ReplicaSets a pod event wakes, in
+    order, and which expectations it lowers."""
+    m = Manager()
+    rs1 = m.add_rs(rs_manifest(1, _LABEL1, name="foobar"))
+    rs2 = m.add_rs(rs_manifest(1, _LABEL2, name="barfoo"))
+    old, event = case(rs1, rs2)
+    controller = ReplicaSetController()
+    controller.expectations = recorded = _RecordedExpectations()
+    assert list(controller.keys_for(event, m.cluster, old)) == keys
+    assert recorded.observed == observed
 
 
 def test_replicaset_events_wake_that_replicaset() -> None:

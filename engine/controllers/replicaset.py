@@ -58,7 +58,6 @@ from engine.controllers.expectations import UIDTrackingControllerExpectations
 from engine.controllers.ownership import (
     IndexedController,
     claim,
-    controlled_by_other,
     controller_ref,
     owner_ref_to,
     resolve_controller_ref,
@@ -402,6 +401,11 @@ def _selecting(cluster: Cluster, pod: KubeObject) -> list[str]:
     return keys
 
 
+def _unique(keys: Iterable[str | None]) -> tuple[str, ...]:
+    """The keys once each, in order, without the Nones (a handler enqueues a key once)."""
+    return tuple(dict.fromkeys(k for k in keys if k is not None))
+
+
 class ReplicaSetController(IndexedController):
     """`incremental` (the default) decides from a `ReplicaSetIndex` kept current by the events;
     otherwise every sync is `reconcile_replicaset`, the full recomputation (the reference).
@@ -422,82 +426,69 @@ class ReplicaSetController(IndexedController):
     watches = frozenset({"ReplicaSet", "Pod", "InformersResynced"})  # the loop routes it these kinds' events alone
 
     def keys_for(self, event: ev.Event, cluster: Cluster, before: object = None) -> Iterable[str]:
-        if isinstance(event, ev.ObjectEvent):
-            obj = event.object
-            if isinstance(obj, Pod):  # first: nearly every event routed here is a pod's
-                if self.index is not None:
-                    self.index.observe(event, cluster, before)
-                meta = obj.metadata
-                if before is None or (isinstance(before, Pod) and before.metadata.owner_references is meta.owner_references):
-                    ref = controller_ref(obj)
-                    if ref is not None:
-                        return self._controlled_pod_keys(event, obj, ref, before, cluster)
-                if controlled_by_other(obj, before, "ReplicaSet"):
-                    return ()  # another controller's pod: addPod/updatePod resolve nothing (below, the same answer)
-                self._observe(event, cluster, before)
-                return _pod_keys(obj, before if isinstance(before, Pod) else None, cluster)
         if isinstance(event, ev.InformersResynced):  # updateRS enqueues; updatePod compares RVs
             return workload_keys(cluster, "ReplicaSet")
         if self.index is not None:
             self.index.observe(event, cluster, before)
-        self._observe(event, cluster, before)
         if isinstance(event, ev.ObjectEvent):
             obj = event.object
+            if isinstance(obj, Pod):  # first: nearly every event routed here is a pod's
+                return self._pod_changed(event, obj, before if isinstance(before, Pod) else None, cluster)
             if isinstance(obj, ReplicaSet):
                 return (_key(obj),)  # mirrors addRS / updateRS
-        elif isinstance(event, ev.ObjectDeleted) and event.kind == "Pod":
-            # mirrors deletePod: only the controller cares
-            ref = next((r for r in event.owner_references if r.controller), None)
-            key = _resolve(cluster, event.namespace, ref)
-            return (key,) if key else ()
-        return ()
-
-    def _controlled_pod_keys(self, event: ev.ObjectEvent, pod: Pod, ref: OwnerReference, before: Pod | None, cluster: Cluster) -> tuple[str, ...]:
-        """`_observe` and `_pod_keys` at once for the most common pod event: a pod with a
-        controllerRef `ref` that it had before too (the same references, or a new pod), so
-        one controller to resolve, once (the same answers)."""
-        if ref.kind != "ReplicaSet":
-            return ()  # another controller's pod (controlled_by_other)
-        meta = pod.metadata
-        key = _resolve(cluster, meta.namespace, ref)
-        if key is None:
-            return ()
-        exp = self.expectations
-        if meta.deletion_timestamp is not None:
-            pod_key = f"{meta.namespace}/{meta.name}"
-            exp.deletion_observed(key, pod_key)
-            if before is not None and before.metadata.labels != meta.labels:
-                exp.deletion_observed(key, pod_key)  # the old pod's: the same controller
-        elif isinstance(event, ev.ObjectCreated):
-            exp.creation_observed(key)
-        return (key,)
-
-    def _observe(self, event: ev.Event, cluster: Cluster, before: object) -> None:
-        """The expectations the informer handlers lower: addPod's CreationObserved, deletePod's
-        DeletionObserved (also for a pod added or updated with a deletionTimestamp, and for
-        the old pod when its labels changed too), deleteRS's DeleteExpectations."""
-        exp = self.expectations
-        if isinstance(event, ev.ObjectEvent) and isinstance(event.object, Pod):
-            pod = event.object
-            ns = pod.metadata.namespace
-            pod_key = f"{ns}/{pod.metadata.name}"
-            if pod.metadata.deletion_timestamp is not None:
-                if (key := _resolve(cluster, ns, controller_ref(pod))) is not None:
-                    exp.deletion_observed(key, pod_key)
-                if isinstance(before, Pod) and before.metadata.labels != pod.metadata.labels:
-                    if (key := _resolve(cluster, ns, controller_ref(before))) is not None:
-                        exp.deletion_observed(key, pod_key)
-            elif isinstance(event, ev.ObjectCreated):
-                if (key := _resolve(cluster, ns, controller_ref(pod))) is not None:
-                    exp.creation_observed(key)
         elif isinstance(event, ev.ObjectDeleted):
             if event.kind == "Pod":
                 ref = next((r for r in event.owner_references if r.controller), None)
-                if (key := _resolve(cluster, event.namespace, ref)) is not None:
-                    exp.deletion_observed(key, f"{event.namespace}/{event.name}")
-            elif event.kind == "ReplicaSet":
+                key = self._pod_deleted(cluster, event.namespace, event.name, ref)
+                return (key,) if key is not None else ()
+            if event.kind == "ReplicaSet":
                 # deleteRS: a ReplicaSet created again with this name starts clean
-                exp.delete(f"{event.namespace}/{event.name}")
+                self.expectations.delete(f"{event.namespace}/{event.name}")
+        return ()
+
+    def _pod_changed(self, event: ev.ObjectEvent, pod: Pod, old: Pod | None, cluster: Cluster) -> Sequence[str]:
+        """Mirrors addPod (`old` None) and updatePod, and the deletePod both call for a pod with
+        a deletionTimestamp: the ReplicaSets to sync, and the expectations lowered (addPod's
+        CreationObserved for a pod created under its controller, deletePod's DeletionObserved)."""
+        meta = pod.metadata
+        ns = meta.namespace
+        ref = controller_ref(pod)
+        if old is None or old.metadata.owner_references is meta.owner_references:
+            old_ref = ref  # a new pod, or the same references (most events): no second lookup
+        else:
+            old_ref = controller_ref(old)
+        if old_ref is ref and ref is not None and ref.kind != "ReplicaSet":
+            return ()  # another kind's pod, now and before: nothing resolves (below, the same answer)
+        if meta.deletion_timestamp is not None:
+            key = self._pod_deleted(cluster, ns, meta.name, ref)
+            if old is not None and old.metadata.labels != meta.labels:
+                # updatePod calls deletePod for the old pod too (its deletionTimestamp cannot
+                # have been unset): the old controller's DeletionObserved, once more if the same
+                return _unique((key, self._pod_deleted(cluster, ns, meta.name, old_ref)))
+            return (key,) if key is not None else ()
+        ref_changed = old_ref is not ref and old_ref != ref
+        # updatePod: a changed controllerRef syncs the old controller too, first
+        old_key = _resolve(cluster, ns, old_ref) if ref_changed else None
+        if ref is not None:  # if it has a ControllerRef, that's all that matters
+            key = _resolve(cluster, ns, ref)
+            if key is not None and isinstance(event, ev.ObjectCreated):
+                self.expectations.creation_observed(key)
+            if old_key is None:
+                return (key,) if key is not None else ()
+            return _unique((old_key, key))
+        # an orphan: the ReplicaSets that select it may adopt it, if it is new or its labels or
+        # controllerRef changed (no creation observed: no controller waits for an orphan)
+        if old is None or ref_changed or old.metadata.labels != meta.labels:
+            return _unique((old_key, *_selecting(cluster, pod)))
+        return (old_key,) if old_key is not None else ()
+
+    def _pod_deleted(self, cluster: Cluster, namespace: str, name: str, ref: OwnerReference | None) -> str | None:
+        """Mirrors deletePod: the key of the pod's controller, whose DeletionObserved it lowers
+        (None for an orphan or a controller no longer there: no controller cares)."""
+        key = _resolve(cluster, namespace, ref)
+        if key is not None:
+            self.expectations.deletion_observed(key, f"{namespace}/{name}")
+        return key
 
     def synced(self, key: str, commands: Sequence[cmd.Command], cluster: Cluster, now: datetime) -> None:
         """manageReplicas raises the expectations before its requests go out: ExpectCreations
@@ -560,40 +551,6 @@ def replica_failure_status(rs: ReplicaSet, status: ReplicaSetStatus, error: str,
     reason = "FailedCreate" if diff < 0 else "FailedDelete" if diff > 0 else ""
     condition = WorkloadCondition(type=REPLICA_FAILURE, status="True", last_transition_time=whole_second(now), reason=reason, message=error)
     return replace(status, conditions=[*status.conditions, condition])
-
-
-def _pod_keys(pod: Pod, old: Pod | None, cluster: Cluster) -> list[str]:
-    """Mirrors addPod and updatePod (a pod with a deletionTimestamp goes to deletePod)."""
-    ns = pod.metadata.namespace
-    keys: list[str] = []
-
-    def add(key: str | None) -> None:
-        if key and key not in keys:
-            keys.append(key)
-
-    ref = controller_ref(pod)
-    if old is None:  # addPod
-        if pod.metadata.deletion_timestamp is not None or ref is not None:
-            add(_resolve(cluster, ns, ref))
-            return keys
-        return _selecting(cluster, pod)
-    labels_changed = pod.metadata.labels != old.metadata.labels
-    if pod.metadata.deletion_timestamp is not None:
-        add(_resolve(cluster, ns, ref))
-        if labels_changed:
-            add(_resolve(cluster, ns, controller_ref(old)))
-        return keys
-    old_ref = controller_ref(old)
-    ref_changed = ref != old_ref
-    if ref_changed and old_ref is not None:
-        add(_resolve(cluster, ns, old_ref))  # the old controller syncs too
-    if ref is not None:
-        add(_resolve(cluster, ns, ref))
-        return keys
-    if labels_changed or ref_changed:
-        for key in _selecting(cluster, pod):
-            add(key)
-    return keys
 
 
 def reconcile_replicaset(rs: ReplicaSet, cluster: Cluster, now: datetime, *, needs_sync: bool = True) -> list[cmd.Command]:
