@@ -28,7 +28,7 @@ from sortedcontainers import SortedList
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.api.objects import DaemonSet, KubeObject, Node, Pod
+from engine.api.objects import ControllerRevision, DaemonSet, KubeObject, Node, Pod
 from engine.api.pods import is_terminating
 from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
@@ -36,6 +36,7 @@ from engine.controllers import daemonset as d
 from engine.controllers.ownership import EventIndex, controller_ref
 from engine.controllers.revisions import (
     HASH_LABEL,
+    History,
     cleanup_history,
     construct_history,
     template_data,
@@ -84,6 +85,9 @@ class _Entry:
         self.replace: set[str] = set()
         self.candidates: SortedList = SortedList()
         self.manage: set[str] = set()
+        # the revision objects (by identity) the last construct_history that wrote nothing read,
+        # and its answer: (owned, current, old) (`DaemonSetIndex._history`)
+        self.history: tuple[tuple[object, ...], ControllerRevision, list[ControllerRevision]] | None = None
         self.dirty_pods: set[str] = set()
         self.dirty_nodes: set[str] = set(n.metadata.name for n in cluster.list("Node"))
         for obj in cluster.by_owner(self.uid, "Pod"):
@@ -300,18 +304,37 @@ class DaemonSetIndex(EventIndex[_Entry]):
                     return True
         return False
 
-    def _decide(self, ds: DaemonSet, entry: _Entry, cluster: Cluster, now: datetime) -> list[cmd.Command]:
-        template = ds.spec.template
+    @staticmethod
+    def _history(ds: DaemonSet, entry: _Entry, cluster: Cluster) -> History:
+        """`construct_history`, kept while its answer cannot change. An answer that wrote
+        nothing (no claim, label, dedup, renumbering or create) read only the revisions the set
+        owns, its selector and its template's data (the entry's, fixed for its life): while
+        those are the same objects and no orphan revision may be adopted, it stands."""
+        owned: tuple[object, ...] | None = None
+        if not cluster.orphans.get("ControllerRevision"):
+            items = cluster.objects.get("ControllerRevision") or {}
+            keys = cluster.dependents_of_kind.get((entry.uid, "ControllerRevision"), ())
+            owned = tuple(items.get((ns, name)) for _, ns, name in keys)
+            kept = entry.history
+            if kept is not None and len(kept[0]) == len(owned) and all(a is b for a, b in zip(kept[0], owned, strict=True)):
+                return History(current=kept[1], old=kept[2], commands=[])
         history = construct_history(
             cluster,
             ds,
             entry.selector,
             entry.template_data,
             lambda count: d._revision_name(ds, count, cluster.release),
-            dict(template.metadata.labels),
+            dict(ds.spec.template.metadata.labels),
             ds.status.collision_count,
             _LazyPods(entry),
         )
+        entry.history = None
+        if owned is not None and not history.commands and not history.blocked:
+            entry.history = (owned, history.current, history.old)
+        return history
+
+    def _decide(self, ds: DaemonSet, entry: _Entry, cluster: Cluster, now: datetime) -> list[cmd.Command]:
+        history = self._history(ds, entry, cluster)
         commands = history.commands
         if history.blocked:
             return commands

@@ -326,10 +326,12 @@ def truncate_history(
     create or update refused) it passes nil current and update revisions, so only the pods'
     revisions are live: that list is the alternative `if_refused` the revision write, when this
     sync writes one (`revision_written`)."""
+    limit = sts.spec.revision_history_limit if sts.spec.revision_history_limit is not None else 10
+    if limit < 0 or len(revisions) <= limit:
+        return []  # both lists below are some of `revisions`: neither exceeds the limit
     live_for_pods = {revision_of(p) for p in pods}
     without_status = [r for r in revisions if r.metadata.name not in live_for_pods]
     history = [r for r in without_status if r.metadata.name not in (current, update)]
-    limit = sts.spec.revision_history_limit if sts.spec.revision_history_limit is not None else 10
     commands = _history_deletes(history, limit, "", unless_refused=(REVISIONS_STEP,))
     if revision_written and len(without_status) > len(history):
         commands += _history_deletes(

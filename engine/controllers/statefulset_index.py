@@ -71,6 +71,9 @@ class _Entry:
         self.processed: dict[int, tuple[bool, list[cmd.Command]]] = {}  # refresh_indexes'
         # ListControllerRevisions' answer and the revision objects it was read from
         self.listed: tuple[tuple[object, ...], list[ControllerRevision]] | None = None
+        # getStatefulSetRevisions' last answer that wrote nothing and found the template in the
+        # newest revision: (the revisions by identity, status.currentRevision, current, update)
+        self.revisions: tuple[tuple[object, ...], str, ControllerRevision, ControllerRevision] | None = None
 
     def fits(self, sts: StatefulSet) -> bool:
         return sts.metadata.uid == self.uid and (sts.spec is self.spec or sts.spec == self.spec)
@@ -247,7 +250,7 @@ class StatefulSetIndex(EventIndex[_Entry]):
 
     def _decide(self, sts: StatefulSet, entry: _Entry, cluster: Cluster, now: datetime) -> list[cmd.Command]:
         revisions, commands = self._list_revisions(sts, entry, cluster)
-        rev = s.statefulset_revisions(cluster, sts, revisions)
+        rev = self._revisions(sts, entry, cluster, revisions)
         commands += rev.commands
         names = (rev.current.metadata.name, rev.update.metadata.name)
         if names != entry.names:
@@ -261,6 +264,27 @@ class StatefulSetIndex(EventIndex[_Entry]):
         history = [r for r in revisions if r.metadata.name not in entry.live]  # the pods' revisions are live
         commands += s.truncate_history(sts, [], history, *names, bool(rev.commands))
         return commands
+
+    @staticmethod
+    def _revisions(sts: StatefulSet, entry: _Entry, cluster: Cluster, revisions: list[ControllerRevision]) -> s.Revisions:
+        """`statefulset_revisions`, kept while its answer cannot change. When the newest revision
+        holds the template (equal data) nothing is written, and the answer reads only the
+        revisions, the template (the entry's: a changed spec makes a new entry) and
+        status.currentRevision (and collisionCount, passed through): it stands while they do."""
+        current_name = sts.status.current_revision
+        kept = entry.revisions
+        if (
+            kept is not None
+            and kept[1] == current_name
+            and len(kept[0]) == len(revisions)
+            and all(a is b for a, b in zip(kept[0], revisions, strict=True))
+        ):
+            return s.Revisions(kept[2], kept[3], sts.status.collision_count or 0, [])
+        rev = s.statefulset_revisions(cluster, sts, revisions)
+        entry.revisions = None
+        if not rev.commands and revisions and rev.update is revisions[-1]:
+            entry.revisions = (tuple(revisions), current_name, rev.current, rev.update)
+        return rev
 
     def _list_revisions(
         self, sts: StatefulSet, entry: _Entry, cluster: Cluster
