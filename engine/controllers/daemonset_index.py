@@ -33,7 +33,12 @@ from engine.api.pods import is_terminating
 from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
 from engine.controllers import daemonset as d
-from engine.controllers.ownership import EventIndex, controller_ref
+from engine.controllers.ownership import (
+    EventIndex,
+    controller_ref,
+    dependents_of,
+    dependents_unchanged,
+)
 from engine.controllers.revisions import (
     HASH_LABEL,
     History,
@@ -87,7 +92,7 @@ class _Entry:
         self.manage: set[str] = set()
         # the revision objects (by identity) the last construct_history that wrote nothing read,
         # and its answer: (owned, current, old) (`DaemonSetIndex._history`)
-        self.history: tuple[tuple[object, ...], ControllerRevision, list[ControllerRevision]] | None = None
+        self.history: tuple[tuple[KubeObject | None, ...], ControllerRevision, list[ControllerRevision]] | None = None
         self.dirty_pods: set[str] = set()
         self.dirty_nodes: set[str] = set(n.metadata.name for n in cluster.list("Node"))
         for obj in cluster.by_owner(self.uid, "Pod"):
@@ -310,14 +315,12 @@ class DaemonSetIndex(EventIndex[_Entry]):
         nothing (no claim, label, dedup, renumbering or create) read only the revisions the set
         owns, its selector and its template's data (the entry's, fixed for its life): while
         those are the same objects and no orphan revision may be adopted, it stands."""
-        owned: tuple[object, ...] | None = None
+        owned: tuple[KubeObject | None, ...] | None = None
         if not cluster.orphans.get("ControllerRevision"):
-            items = cluster.objects.get("ControllerRevision") or {}
-            keys = cluster.dependents_of_kind.get((entry.uid, "ControllerRevision"), ())
-            owned = tuple(items.get((ns, name)) for _, ns, name in keys)
             kept = entry.history
-            if kept is not None and len(kept[0]) == len(owned) and all(a is b for a, b in zip(kept[0], owned, strict=True)):
+            if kept is not None and dependents_unchanged(kept[0], cluster, entry.uid, "ControllerRevision"):
                 return History(current=kept[1], old=kept[2], commands=[])
+            owned = dependents_of(cluster, entry.uid, "ControllerRevision")
         history = construct_history(
             cluster,
             ds,
