@@ -244,3 +244,117 @@ def test_the_pods_of_a_replicaset_are_not_routed_to_the_daemonset_and_statefulse
     assert seen[the(engine, ReplicaSetController).name] > 0
     assert the(engine, DaemonSetController).name not in seen
     assert the(engine, StatefulSetController).name not in seen
+
+
+def revision(name: str, *, owner: object, data: object, number: int) -> dict[str, object]:
+    """A ControllerRevision manifest with the DaemonSet's labels (`owner` None: an orphan)."""
+    metadata: dict[str, object] = {"name": name, "namespace": "default", "labels": {"app": "agent", "controller-revision-hash": name}}
+    if owner is not None:
+        uid = owner.metadata.uid  # type: ignore[attr-defined]
+        metadata["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": uid, "controller": True}]
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": metadata, "data": data, "revision": number}
+
+
+OTHER_DATA = {"spec": {"template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "a", "image": "agent:0"}]}, "$patch": "replace"}}}
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        pytest.param(lambda ds, cur, at: op.Apply(at=at, object=decode_object(revision("stray", owner=None, data=OTHER_DATA, number=1))), "adopted", id="an-orphan-revision-is-adopted"),
+        pytest.param(lambda ds, cur, at: op.Apply(at=at, object=decode_object(revision("older", owner=ds, data=OTHER_DATA, number=7))), "revision-reused", id="an-old-revision-numbered-above-the-current-one-renumbers-it"),
+        pytest.param(lambda ds, cur, at: op.Apply(at=at, object=decode_object(revision("twin", owner=ds, data=cur.data, number=2))), "revision-deduplicated", id="a-second-revision-with-the-current-template-is-deduplicated"),
+        pytest.param(lambda ds, cur, at: op.Delete(at=at, kind="ControllerRevision", namespace="default", name=cur.metadata.name), "revision-created", id="the-current-revision-deleted-is-recorded-again"),
+    ],
+)
+def test_a_daemonset_sync_reuses_its_last_history_only_while_the_revisions_are_the_same(change, reason: str) -> None:  # type: ignore[no-untyped-def]
+    """`DaemonSetIndex._history` keeps constructHistory's answer between syncs: a revision
+    created, changed or deleted, or an orphan to adopt, must make the next sync decide again
+    (the kept answer would write nothing), as the full recomputation does (check mode)."""
+    from engine.api.objects import ControllerRevision
+
+    engine = Engine(controllers=default_actors(check=True))
+    engine.run([op.ConfigureKubelet(at=T0, policy=KubeletPolicy(ready_after_seconds=0))])
+    engine.run([node(f"n{i}", {"agent": "yes"}) for i in range(2)] + [daemonset(T0 + timedelta(seconds=1))])
+    engine.finish()
+    entry = the(engine, DaemonSetController).index.entries["default/agent"]  # type: ignore[attr-defined]
+    assert entry.history is not None  # the answer is kept
+    ds = engine.cluster.get("DaemonSet", "default", "agent")
+    (current,) = [c for c in engine.cluster.by_owner(ds.metadata.uid, "ControllerRevision") if isinstance(c, ControllerRevision)]  # type: ignore[union-attr]
+    engine.take_events()
+    at = T0 + timedelta(minutes=1)
+    engine.run([change(ds, current, at)])
+    assert engine.finish().at_rest
+    assert reason in [e.reason for e in engine.take_events() if e.by == "daemonset-controller"]
+
+
+def sts_revision(name: str, *, owner: object, data: object, number: int) -> dict[str, object]:
+    uid = owner.metadata.uid  # type: ignore[attr-defined]
+    metadata = {
+        "name": name,
+        "namespace": "default",
+        "labels": {"app": "web"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": uid, "controller": True}],
+    }
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": metadata, "data": data, "revision": number}
+
+
+WEB_DATA = {"spec": {"template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "w", "image": "web:0"}]}, "$patch": "replace"}}}
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        pytest.param(lambda sts, cur, at: op.Apply(at=at, object=decode_object(sts_revision("web-newer", owner=sts, data=WEB_DATA, number=5))), "revision-reused", id="a-newer-revision-with-another-template-renumbers-the-current-one"),
+        pytest.param(lambda sts, cur, at: op.Delete(at=at, kind="ControllerRevision", namespace="default", name=cur.metadata.name), "revision-created", id="the-update-revision-deleted-is-recorded-again"),
+    ],
+)
+def test_a_statefulset_sync_reuses_its_last_revisions_only_while_they_are_the_same(change, reason: str) -> None:  # type: ignore[no-untyped-def]
+    """`StatefulSetIndex._revisions` keeps getStatefulSetRevisions' answer between syncs: a
+    revision created or deleted must make the next sync decide again (the kept answer would
+    write nothing), as the full recomputation does (check mode)."""
+    from engine.api.objects import ControllerRevision
+
+    engine = Engine(controllers=default_actors(check=True))
+    engine.run([op.ConfigureKubelet(at=T0, policy=KubeletPolicy(ready_after_seconds=0)), node("n0")])
+    engine.run([statefulset(T0 + timedelta(seconds=1), 2)])
+    engine.finish()
+    entry = the(engine, StatefulSetController).index.entries["default/web"]  # type: ignore[attr-defined]
+    assert entry.revisions is not None  # the answer is kept
+    sts = engine.cluster.get("StatefulSet", "default", "web")
+    (current,) = [c for c in engine.cluster.by_owner(sts.metadata.uid, "ControllerRevision") if isinstance(c, ControllerRevision)]  # type: ignore[union-attr]
+    engine.take_events()
+    at = T0 + timedelta(minutes=1)
+    # the controller has no revision handlers (upstream's neither): an annotation wakes it
+    wake = op.Patch(at=at, kind="StatefulSet", namespace="default", name="web", merge={"metadata": {"annotations": {"poke": "1"}}})
+    engine.run([change(sts, current, at), wake])
+    assert engine.finish().at_rest
+    assert reason in [e.reason for e in engine.take_events() if e.by == "statefulset-controller"]
+
+
+
+def test_a_statefulset_sync_decides_its_revisions_again_when_the_status_names_another_current_one() -> None:
+    """The kept getStatefulSetRevisions answer names the current revision after
+    status.currentRevision: a status that names another one (here the update revision, while
+    the partition holds every pod at the old one) is answered anew, as the reference does."""
+    from engine.api.objects import replace
+    from engine.controllers import statefulset as s
+    from engine.controllers.statefulset_index import StatefulSetIndex
+
+    engine = Engine(controllers=default_actors(check=True))
+    engine.run([op.ConfigureKubelet(at=T0, policy=KubeletPolicy(ready_after_seconds=0)), node("n0")])
+    engine.run([statefulset(T0 + timedelta(seconds=1), 2)])
+    spec = {"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 2}}, "template": {"spec": {"containers": [{"name": "w", "image": "web:2"}]}}}
+    engine.run([op.Patch(at=T0 + timedelta(minutes=1), kind="StatefulSet", namespace="default", name="web", merge={"spec": spec})])
+    engine.finish()
+    entry = the(engine, StatefulSetController).index.entries["default/web"]  # type: ignore[attr-defined]
+    sts = engine.cluster.get("StatefulSet", "default", "web")
+    assert isinstance(sts, s.StatefulSet)
+    revisions, _ = s._list_revisions(engine.cluster, sts, entry.selector)
+    kept = StatefulSetIndex._revisions(sts, entry, engine.cluster, revisions)
+    assert entry.revisions is not None and kept.current is not kept.update
+    moved = replace(sts, status=replace(sts.status, current_revision=sts.status.update_revision))
+    got = StatefulSetIndex._revisions(moved, entry, engine.cluster, revisions)
+    want = s.statefulset_revisions(engine.cluster, moved, revisions)
+    assert (got.current, got.update, got.collision_count, got.commands) == (want.current, want.update, want.collision_count, want.commands)
+    assert got.current is got.update

@@ -28,14 +28,20 @@ from sortedcontainers import SortedList
 
 from engine import commands as cmd
 from engine import events as ev
-from engine.api.objects import DaemonSet, KubeObject, Node, Pod
+from engine.api.objects import ControllerRevision, DaemonSet, KubeObject, Node, Pod
 from engine.api.pods import is_terminating
 from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
 from engine.controllers import daemonset as d
-from engine.controllers.ownership import EventIndex, controller_ref
+from engine.controllers.ownership import (
+    EventIndex,
+    controller_ref,
+    dependents_of,
+    dependents_unchanged,
+)
 from engine.controllers.revisions import (
     HASH_LABEL,
+    History,
     cleanup_history,
     construct_history,
     template_data,
@@ -84,6 +90,9 @@ class _Entry:
         self.replace: set[str] = set()
         self.candidates: SortedList = SortedList()
         self.manage: set[str] = set()
+        # the revision objects (by identity) the last construct_history that wrote nothing read,
+        # and its answer: (owned, current, old) (`DaemonSetIndex._history`)
+        self.history: tuple[tuple[KubeObject | None, ...], ControllerRevision, list[ControllerRevision]] | None = None
         self.dirty_pods: set[str] = set()
         self.dirty_nodes: set[str] = set(n.metadata.name for n in cluster.list("Node"))
         for obj in cluster.by_owner(self.uid, "Pod"):
@@ -300,18 +309,35 @@ class DaemonSetIndex(EventIndex[_Entry]):
                     return True
         return False
 
-    def _decide(self, ds: DaemonSet, entry: _Entry, cluster: Cluster, now: datetime) -> list[cmd.Command]:
-        template = ds.spec.template
+    @staticmethod
+    def _history(ds: DaemonSet, entry: _Entry, cluster: Cluster) -> History:
+        """`construct_history`, kept while its answer cannot change. An answer that wrote
+        nothing (no claim, label, dedup, renumbering or create) read only the revisions the set
+        owns, its selector and its template's data (the entry's, fixed for its life): while
+        those are the same objects and no orphan revision may be adopted, it stands."""
+        owned: tuple[KubeObject | None, ...] | None = None
+        if not cluster.orphans.get("ControllerRevision"):
+            kept = entry.history
+            if kept is not None and dependents_unchanged(kept[0], cluster, entry.uid, "ControllerRevision"):
+                return History(current=kept[1], old=kept[2], commands=[])
+            owned = dependents_of(cluster, entry.uid, "ControllerRevision")
         history = construct_history(
             cluster,
             ds,
             entry.selector,
             entry.template_data,
             lambda count: d._revision_name(ds, count, cluster.release),
-            dict(template.metadata.labels),
+            dict(ds.spec.template.metadata.labels),
             ds.status.collision_count,
             _LazyPods(entry),
         )
+        entry.history = None
+        if owned is not None and not history.commands and not history.blocked:
+            entry.history = (owned, history.current, history.old)
+        return history
+
+    def _decide(self, ds: DaemonSet, entry: _Entry, cluster: Cluster, now: datetime) -> list[cmd.Command]:
+        history = self._history(ds, entry, cluster)
         commands = history.commands
         if history.blocked:
             return commands

@@ -140,6 +140,27 @@ def claim(
     return claimed, commands
 
 
+def dependents_of(cluster: Cluster, uid: str, kind: str) -> tuple[KubeObject | None, ...]:
+    """The objects of `kind` with an ownerReference to `uid`, in the cluster's index order (not
+    sorted): what an index keeps to tell, by identity, that they did not change
+    (`dependents_unchanged`)."""
+    items = cluster.objects.get(kind) or {}
+    return tuple([items.get((ns, name)) for _, ns, name in cluster.dependents_of_kind.get((uid, kind), ())])
+
+
+def dependents_unchanged(kept: tuple[KubeObject | None, ...], cluster: Cluster, uid: str, kind: str) -> bool:
+    """`dependents_of(cluster, uid, kind)` would be `kept`, the same objects (objects are
+    frozen: a write makes a new one). An index order that moved only answers False."""
+    keys = cluster.dependents_of_kind.get((uid, kind), ())
+    if len(keys) != len(kept):
+        return False
+    items = cluster.objects.get(kind) or {}
+    for obj, (_, ns, name) in zip(kept, keys, strict=True):
+        if items.get((ns, name)) is not obj:
+            return False
+    return True
+
+
 E = TypeVar("E")
 
 

@@ -66,8 +66,10 @@ def construct_history(
             h = replace(h, metadata=replace(h.metadata, labels={**h.metadata.labels, HASH_LABEL: h.metadata.name}))
             commands.append(cmd.UpdateObject(object=h, reason="revision-labelled", message=f"revision {h.metadata.name} had no {HASH_LABEL} label: set to its name"))
         crs.append(h)
-    current = [h for h in crs if h.data == data]
-    old = [h for h in crs if h.data != data]
+    current: list[ControllerRevision] = []
+    old: list[ControllerRevision] = []
+    for h in crs:  # each revision's data compared once (a template is a deep dict)
+        (current if h.data == data else old).append(h)
     next_revision = max((h.revision for h in old), default=0) + 1
     kind = kind_of(owner)
     label = f"{kind} {owner.metadata.name}"

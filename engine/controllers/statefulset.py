@@ -326,10 +326,12 @@ def truncate_history(
     create or update refused) it passes nil current and update revisions, so only the pods'
     revisions are live: that list is the alternative `if_refused` the revision write, when this
     sync writes one (`revision_written`)."""
+    limit = sts.spec.revision_history_limit if sts.spec.revision_history_limit is not None else 10
+    if limit < 0 or len(revisions) <= limit:
+        return []  # both lists below are some of `revisions`: neither exceeds the limit
     live_for_pods = {revision_of(p) for p in pods}
     without_status = [r for r in revisions if r.metadata.name not in live_for_pods]
     history = [r for r in without_status if r.metadata.name not in (current, update)]
-    limit = sts.spec.revision_history_limit if sts.spec.revision_history_limit is not None else 10
     commands = _history_deletes(history, limit, "", unless_refused=(REVISIONS_STEP,))
     if revision_written and len(without_status) > len(history):
         commands += _history_deletes(
@@ -595,6 +597,8 @@ class _Sync:
     def status_update(self, status: StatefulSetStatus) -> list[cmd.Command]:
         """updateStatefulSetStatus's write of what updateStatefulSet returned (completeRollingUpdate
         applied), or of what it returned at a refused rolling-update delete."""
+        if not self.status_if_refused:  # (most syncs: no alternative, often nothing to write)
+            return status_update(self.sts, _complete_rolling_update(self.sts, status))
         complete = [(step, _complete_rolling_update(self.sts, s)) for step, s in self.status_if_refused]
         return status_update(self.sts, _complete_rolling_update(self.sts, status), complete)
 
@@ -764,6 +768,8 @@ def status_update(
     step), not when getStatefulSetRevisions did. `if_refused` are the statuses a refused request
     of updateStatefulSet leaves instead (the rolling update's `status.CurrentReplicas--` comes
     after its delete went through), each the alternative for the request's step."""
+    if not if_refused and status == sts.status:
+        return []  # nothing to write (the list below would be empty)
     steps = tuple(step for step, _ in if_refused)
     choices = [(status, {"unless_refused": steps})] + [(alternative, {"if_refused": (step,)}) for step, alternative in if_refused]
     return [
@@ -906,10 +912,15 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
     return result
 
 
+def partition_of(sts: StatefulSet) -> int:
+    """The rolling update's partition: ordinals below it stay at the current revision."""
+    ru = sts.spec.update_strategy.rolling_update
+    return (ru.partition or 0) if ru is not None else 0
+
+
 def rolling_where(sync: _Sync) -> tuple[str, int]:
     """(how the rolling update's messages name its target, the partition)."""
-    ru = sync.sts.spec.update_strategy.rolling_update
-    update_min = (ru.partition or 0) if ru is not None else 0
+    update_min = partition_of(sync.sts)
     update = sync.rev.update.metadata.name
     partition = f", partition {update_min}" if update_min else ""
     return f"revision {sync.rev.update.revision} ({update}){partition}", update_min

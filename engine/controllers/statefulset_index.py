@@ -38,7 +38,12 @@ from engine.api.pods import is_terminating
 from engine.api.selectors import Selector, from_label_selector
 from engine.api.state import Cluster
 from engine.controllers import statefulset as s
-from engine.controllers.ownership import EventIndex, controller_ref
+from engine.controllers.ownership import (
+    EventIndex,
+    controller_ref,
+    dependents_of,
+    dependents_unchanged,
+)
 
 
 class _Entry:
@@ -70,7 +75,10 @@ class _Entry:
         self.dirty_indexes: set[int] = set()
         self.processed: dict[int, tuple[bool, list[cmd.Command]]] = {}  # refresh_indexes'
         # ListControllerRevisions' answer and the revision objects it was read from
-        self.listed: tuple[tuple[object, ...], list[ControllerRevision]] | None = None
+        self.listed: tuple[tuple[KubeObject | None, ...], list[ControllerRevision]] | None = None
+        # getStatefulSetRevisions' last answer that wrote nothing and found the template in the
+        # newest revision: (the `listed` it was read from, status.currentRevision, current, update)
+        self.revisions: tuple[object, str, ControllerRevision, ControllerRevision] | None = None
 
     def fits(self, sts: StatefulSet) -> bool:
         return sts.metadata.uid == self.uid and (sts.spec is self.spec or sts.spec == self.spec)
@@ -247,7 +255,7 @@ class StatefulSetIndex(EventIndex[_Entry]):
 
     def _decide(self, sts: StatefulSet, entry: _Entry, cluster: Cluster, now: datetime) -> list[cmd.Command]:
         revisions, commands = self._list_revisions(sts, entry, cluster)
-        rev = s.statefulset_revisions(cluster, sts, revisions)
+        rev = self._revisions(sts, entry, cluster, revisions)
         commands += rev.commands
         names = (rev.current.metadata.name, rev.update.metadata.name)
         if names != entry.names:
@@ -262,6 +270,24 @@ class StatefulSetIndex(EventIndex[_Entry]):
         commands += s.truncate_history(sts, [], history, *names, bool(rev.commands))
         return commands
 
+    @staticmethod
+    def _revisions(sts: StatefulSet, entry: _Entry, cluster: Cluster, revisions: list[ControllerRevision]) -> s.Revisions:
+        """`statefulset_revisions` of what `_list_revisions` just answered, kept while its answer
+        cannot change. When the newest revision holds the template (equal data) nothing is
+        written, and the answer reads only the revisions, the template (the entry's: a changed
+        spec makes a new entry) and status.currentRevision (and collisionCount, passed through):
+        it stands while they do. The revisions are the same objects while `entry.listed` is the
+        same listing (`_list_revisions` makes a new one, or none, whenever they may differ)."""
+        current_name = sts.status.current_revision
+        kept = entry.revisions
+        if kept is not None and kept[0] is entry.listed and kept[1] == current_name:
+            return s.Revisions(kept[2], kept[3], sts.status.collision_count or 0, [])
+        rev = s.statefulset_revisions(cluster, sts, revisions)
+        entry.revisions = None
+        if entry.listed is not None and not rev.commands and revisions and rev.update is revisions[-1]:
+            entry.revisions = (entry.listed, current_name, rev.current, rev.update)
+        return rev
+
     def _list_revisions(
         self, sts: StatefulSet, entry: _Entry, cluster: Cluster
     ) -> tuple[list[ControllerRevision], list[cmd.Command]]:
@@ -270,11 +296,10 @@ class StatefulSetIndex(EventIndex[_Entry]):
         if cluster.orphans.get("ControllerRevision"):
             entry.listed = None
             return s._list_revisions(cluster, sts, entry.selector)
-        items = cluster.objects.get("ControllerRevision") or {}
-        owned = tuple(items.get((ns, name)) for _, ns, name in cluster.dependents_of_kind.get((entry.uid, "ControllerRevision"), ()))
         listed = entry.listed
-        if listed is not None and len(listed[0]) == len(owned) and all(a is b for a, b in zip(listed[0], owned, strict=True)):
+        if listed is not None and dependents_unchanged(listed[0], cluster, entry.uid, "ControllerRevision"):
             return list(listed[1]), []
+        owned = dependents_of(cluster, entry.uid, "ControllerRevision")
         revisions, commands = s._list_revisions(cluster, sts, entry.selector)
         entry.listed = (owned, revisions) if not commands else None
         return list(revisions), commands
@@ -305,7 +330,7 @@ class StatefulSetIndex(EventIndex[_Entry]):
         condemned = sorted(
             (p for o in entry.outside for p in entry.at[o].values()),
             key=lambda p: (-s.ordinal_of(p), p.metadata.name),
-        )
+        ) if entry.outside else ()
         if condemned:
             first_unhealthy = None
             if not entry.unavailable:
@@ -336,7 +361,7 @@ class StatefulSetIndex(EventIndex[_Entry]):
         strategy = sts.spec.update_strategy
         if strategy.type == "OnDelete":
             return status
-        where, update_min = s.rolling_where(sync)
+        update_min = s.partition_of(sts)
         # 4. the rolling update: only the highest ordinal it would stop at matters
         top = entry.stops.bisect_left(count) - 1
         if top < 0 or entry.stops[top] < update_min:
@@ -348,5 +373,5 @@ class StatefulSetIndex(EventIndex[_Entry]):
                 return status
             pod = s._new_versioned_pod(sync, start + i)
         if s.revision_of(pod) != sync.rev.update.metadata.name and not is_terminating(pod):
-            return s.roll_one(sync, pod, where, status)
+            return s.roll_one(sync, pod, s.rolling_where(sync)[0], status)
         return status
