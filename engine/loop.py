@@ -567,6 +567,10 @@ class Engine:
                     api.remove_finalizer(
                         command.kind, command.namespace, command.name, command.finalizer, audit
                     )
+                case cmd.FinalizeNamespace():
+                    api.finalize_namespace(command.name, command.finalizer, audit)
+                case cmd.UpdateNamespaceStatus():
+                    api.update_namespace_status(command.name, command.status, audit)
                 case cmd.FinishDeletion():
                     api.finish_deletion(command.namespace, command.name, command.uid, audit)
                 case cmd.BindPod():
@@ -1527,6 +1531,10 @@ def request_of(command: cmd.Command) -> tuple[str, str, str, str, str] | None:
             return ("update", "status", "Pod", command.namespace, command.name)
         case cmd.RemoveFinalizer():  # the garbage collector's removeFinalizer: a patch of the object
             return ("update", "", command.kind, command.namespace, command.name)
+        case cmd.FinalizeNamespace():  # the namespace controller's PUT namespaces/NAME/finalize
+            return ("update", "finalize", "Namespace", "", command.name)
+        case cmd.UpdateNamespaceStatus():
+            return ("update", "status", "Namespace", "", command.name)
     return None
 
 
