@@ -640,6 +640,8 @@ class Engine:
             refused = self._faulted(client, command, trigger, retried)
             if refused is not None:
                 return refused
+        if isinstance(command, cmd.CreateObject) and (refused := self._terminating(client, command, trigger)) is not None:
+            return refused
         if isinstance(command, cmd.CreateObject) and command.object.metadata.name:
             return self._already_exists(client, command, trigger)
         stale = client in ev.QUEUE_KINDS and isinstance(command, cmd.DeleteObject | cmd.UpdateObject | cmd.UpdateStatus)
@@ -726,6 +728,24 @@ class Engine:
         error = f'{plural_of(kind)} "{meta.name}" already exists'
         owner = self._owner_of(command, kind, namespace, meta.name) if client in faults.WORKLOAD_CLIENTS else None
         return self._refusal(client, trigger, "create", "", kind, namespace, meta.name, owner, code, "AlreadyExists", error)
+
+    def _terminating(self, client: str, command: cmd.CreateObject, trigger: int) -> ev.RequestRefused | None:
+        """The NamespaceLifecycle admission plugin's answer to a create in a namespace being
+        deleted (a ReplicaSet replacing a pod in the 5 s before the namespace controller's first
+        sync): 403 Forbidden, `pods "web-x" is forbidden: unable to create new content in
+        namespace team because it is being terminated` (admission.NewForbidden names the object,
+        or its generateName), a refusal on the sync's error path like `_already_exists`."""
+        kind = kind_of(command.object)
+        meta = command.object.metadata
+        if not meta.namespace or self.cluster.cluster_scoped(kind):
+            return None
+        ns = self.cluster.get("Namespace", "", meta.namespace)
+        if ns is None or ns.metadata.deletion_timestamp is None:
+            return None
+        name = meta.name or meta.generate_name
+        error = f'{plural_of(kind)} "{name}" is forbidden: unable to create new content in namespace {meta.namespace} because it is being terminated'
+        owner = self._owner_of(command, kind, meta.namespace, name) if client in faults.WORKLOAD_CLIENTS else None
+        return self._refusal(client, trigger, "create", "", kind, meta.namespace, name, owner, 403, "Forbidden", error)
 
     def _invalid(self, client: str, command: cmd.UpdateObject, trigger: int) -> ev.RequestRefused | None:
         """The API server's answer to a pod update ValidatePodUpdate refuses (podStrategy's

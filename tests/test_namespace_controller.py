@@ -273,6 +273,20 @@ def test_creating_in_a_terminating_namespace_is_refused_with_upstreams_message(m
         engine.run([apply(manifest, T1 + timedelta(seconds=2))])
 
 
+def test_a_controller_replacing_a_pod_in_a_terminating_namespace_is_refused_403() -> None:
+    engine = started(0, DEPLOYMENT)
+    pod = sorted(name for (ns, name) in engine.cluster.objects["Pod"] if ns == NS)[0]
+    engine.run([delete_namespace(), op.Delete(at=T1 + timedelta(seconds=2), kind="Pod", namespace=NS, name=pod)])
+    refused = [e for e in engine.events if isinstance(e, ev.RequestRefused)]
+    assert refused and {(e.by, e.verb, e.kind, e.code, e.status_reason) for e in refused} == {("replicaset-controller", "create", "Pod", 403, "Forbidden")}
+    prefix = DEPLOYMENT["metadata"]["name"]
+    assert refused[0].error.startswith(f'pods "{prefix}-')
+    assert refused[0].error.endswith(f'" is forbidden: unable to create new content in namespace {NS} because it is being terminated')
+    assert (refused[0].reason, refused[0].message) == ("FailedCreate", f"Error creating: {refused[0].error}")
+    engine.run([op.Advance(at=T1 + timedelta(minutes=5))])
+    assert namespace(engine) is None and content(engine) == []
+
+
 @pytest.mark.parametrize("name", ["default", "kube-system", "kube-public"])
 def test_the_namespaces_a_cluster_cannot_lose_may_not_be_deleted(name: str) -> None:
     engine = Engine()
