@@ -735,12 +735,15 @@ class Engine:
         sync): 403 Forbidden, `pods "web-x" is forbidden: unable to create new content in
         namespace team because it is being terminated` (admission.NewForbidden names the object,
         or its generateName), a refusal on the sync's error path like `_already_exists`."""
-        kind = kind_of(command.object)
         meta = command.object.metadata
-        if not meta.namespace or self.cluster.cluster_scoped(kind):
+        if not meta.namespace:
             return None
-        ns = self.cluster.get("Namespace", "", meta.namespace)
+        namespaces = self.cluster.objects.get("Namespace")  # every create asks: lookups only
+        ns = namespaces.get(("", meta.namespace)) if namespaces else None
         if ns is None or ns.metadata.deletion_timestamp is None:
+            return None
+        kind = kind_of(command.object)
+        if self.cluster.cluster_scoped(kind):
             return None
         name = meta.name or meta.generate_name
         error = f'{plural_of(kind)} "{name}" is forbidden: unable to create new content in namespace {meta.namespace} because it is being terminated'
