@@ -262,6 +262,7 @@ KCM_ACTORS = frozenset(
         "deployment-controller",
         "replicaset-controller",
         "garbage-collector",
+        "namespace-controller",
         "pod-garbage-collector",
         "taint-eviction-controller",
         "persistentvolume-binder",

@@ -8,6 +8,7 @@ from engine.controllers.daemonset import DaemonSetController
 from engine.controllers.deployment import DeploymentController
 from engine.controllers.evictions import PodGarbageCollector, TaintEvictionController
 from engine.controllers.garbagecollector import GarbageCollector
+from engine.controllers.namespace import NamespaceController
 from engine.controllers.nodelifecycle import NodeLifecycleController
 from engine.controllers.replicaset import ReplicaSetController
 from engine.controllers.statefulset import StatefulSetController
@@ -26,6 +27,7 @@ def default_actors(check: bool | None = None) -> list:
         check = os.environ.get(CHECK_ENV) == "1"
     return [
         GarbageCollector(),
+        NamespaceController(),
         NodeLifecycleController(),
         PodGarbageCollector(),
         TaintEvictionController(),

@@ -116,6 +116,21 @@ class RemoveFinalizer(Command, kw_only=True):
     finalizer: str
 
 
+class FinalizeNamespace(Command, kw_only=True):
+    """Take `finalizer` out of a Namespace's spec.finalizers (its /finalize subresource); the
+    namespace goes if nothing else holds it."""
+
+    name: str
+    finalizer: str
+
+
+class UpdateNamespaceStatus(Command, kw_only=True):
+    """Write a Namespace's status (phase and conditions; its /status subresource)."""
+
+    name: str
+    status: dict = msgspec.field(default_factory=dict)
+
+
 class FinishDeletion(Command, kw_only=True):
     """The kubelet confirms a terminating pod is gone."""
 
@@ -198,6 +213,8 @@ AnyCommand = (
     | UpdateStatus
     | DeleteObject
     | RemoveFinalizer
+    | FinalizeNamespace
+    | UpdateNamespaceStatus
     | FinishDeletion
     | BindPod
     | ReportUnschedulable

@@ -567,6 +567,10 @@ class Engine:
                     api.remove_finalizer(
                         command.kind, command.namespace, command.name, command.finalizer, audit
                     )
+                case cmd.FinalizeNamespace():
+                    api.finalize_namespace(command.name, command.finalizer, audit)
+                case cmd.UpdateNamespaceStatus():
+                    api.update_namespace_status(command.name, command.status, audit)
                 case cmd.FinishDeletion():
                     api.finish_deletion(command.namespace, command.name, command.uid, audit)
                 case cmd.BindPod():
@@ -636,6 +640,8 @@ class Engine:
             refused = self._faulted(client, command, trigger, retried)
             if refused is not None:
                 return refused
+        if isinstance(command, cmd.CreateObject) and (refused := self._terminating(client, command, trigger)) is not None:
+            return refused
         if isinstance(command, cmd.CreateObject) and command.object.metadata.name:
             return self._already_exists(client, command, trigger)
         stale = client in ev.QUEUE_KINDS and isinstance(command, cmd.DeleteObject | cmd.UpdateObject | cmd.UpdateStatus)
@@ -722,6 +728,27 @@ class Engine:
         error = f'{plural_of(kind)} "{meta.name}" already exists'
         owner = self._owner_of(command, kind, namespace, meta.name) if client in faults.WORKLOAD_CLIENTS else None
         return self._refusal(client, trigger, "create", "", kind, namespace, meta.name, owner, code, "AlreadyExists", error)
+
+    def _terminating(self, client: str, command: cmd.CreateObject, trigger: int) -> ev.RequestRefused | None:
+        """The NamespaceLifecycle admission plugin's answer to a create in a namespace being
+        deleted (a ReplicaSet replacing a pod in the 5 s before the namespace controller's first
+        sync): 403 Forbidden, `pods "web-x" is forbidden: unable to create new content in
+        namespace team because it is being terminated` (admission.NewForbidden names the object,
+        or its generateName), a refusal on the sync's error path like `_already_exists`."""
+        meta = command.object.metadata
+        if not meta.namespace:
+            return None
+        namespaces = self.cluster.objects.get("Namespace")  # every create asks: lookups only
+        ns = namespaces.get(("", meta.namespace)) if namespaces else None
+        if ns is None or ns.metadata.deletion_timestamp is None:
+            return None
+        kind = kind_of(command.object)
+        if self.cluster.cluster_scoped(kind):
+            return None
+        name = meta.name or meta.generate_name
+        error = f'{plural_of(kind)} "{name}" is forbidden: unable to create new content in namespace {meta.namespace} because it is being terminated'
+        owner = self._owner_of(command, kind, meta.namespace, name) if client in faults.WORKLOAD_CLIENTS else None
+        return self._refusal(client, trigger, "create", "", kind, meta.namespace, name, owner, 403, "Forbidden", error)
 
     def _invalid(self, client: str, command: cmd.UpdateObject, trigger: int) -> ev.RequestRefused | None:
         """The API server's answer to a pod update ValidatePodUpdate refuses (podStrategy's
@@ -1527,6 +1554,10 @@ def request_of(command: cmd.Command) -> tuple[str, str, str, str, str] | None:
             return ("update", "status", "Pod", command.namespace, command.name)
         case cmd.RemoveFinalizer():  # the garbage collector's removeFinalizer: a patch of the object
             return ("update", "", command.kind, command.namespace, command.name)
+        case cmd.FinalizeNamespace():  # the namespace controller's PUT namespaces/NAME/finalize
+            return ("update", "finalize", "Namespace", "", command.name)
+        case cmd.UpdateNamespaceStatus():
+            return ("update", "status", "Namespace", "", command.name)
     return None
 
 

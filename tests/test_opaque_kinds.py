@@ -341,25 +341,38 @@ def test_a_kubectl_get_list_applies_with_every_kind_in_it(tmp_path: Path, capsys
 
 
 @pytest.mark.parametrize(
-    "namespace, lines, accepted",
+    "namespace, lines, at, refused",
     [
-        pytest.param("default", [], True, id="the-default-namespace-always-exists"),
-        pytest.param("kube-system", [], True, id="kube-system-always-exists"),
-        pytest.param("zk", [], False, id="a-namespace-never-created-is-refused"),
-        pytest.param("zk", [apply(ZK_NS)], True, id="a-namespace-the-history-created-is-accepted"),
-        pytest.param("zk", [apply(ZK_NS), {"at": AT, "op": "delete", "kind": "Namespace", "name": "zk"}], False, id="a-deleted-namespace-is-refused-again"),
+        pytest.param("default", [], "2026-11-20T10:00:01Z", "", id="the-default-namespace-always-exists"),
+        pytest.param("kube-system", [], "2026-11-20T10:00:01Z", "", id="kube-system-always-exists"),
+        pytest.param("zk", [], "2026-11-20T10:00:01Z", 'namespaces "zk" not found', id="a-namespace-never-created-is-refused"),
+        pytest.param("zk", [apply(ZK_NS)], "2026-11-20T10:00:01Z", "", id="a-namespace-the-history-created-is-accepted"),
+        pytest.param(
+            "zk",
+            [apply(ZK_NS), {"at": AT, "op": "delete", "kind": "Namespace", "name": "zk"}],
+            "2026-11-20T10:00:01Z",
+            "unable to create new content in namespace zk because it is being terminated",
+            id="a-namespace-being-deleted-is-refused-as-terminating",
+        ),
+        pytest.param(
+            "zk",
+            [apply(ZK_NS), {"at": AT, "op": "delete", "kind": "Namespace", "name": "zk"}],
+            "2026-11-20T10:01:00Z",
+            'namespaces "zk" not found',
+            id="a-deleted-namespace-is-refused-as-missing-once-it-is-gone",
+        ),
     ],
 )
-def test_a_write_into_a_namespace_needs_the_namespace(tmp_path: Path, capsys: pytest.CaptureFixture[str], namespace: str, lines: list, accepted: bool) -> None:
+def test_a_write_into_a_namespace_needs_the_namespace(tmp_path: Path, capsys: pytest.CaptureFixture[str], namespace: str, lines: list, at: str, refused: str) -> None:
     url = f"sqlite:{tmp_path / 'ns.db'}"
     cm = {**CM, "metadata": {"name": "cfg", "namespace": namespace}}
-    path = history(tmp_path, apply(NODE), *lines, apply(cm, "2026-11-20T10:00:01Z"))
+    path = history(tmp_path, apply(NODE), *lines, apply(cm, at))
     code, _, err = kreplay(capsys, "replay", str(path), "--store", url)
-    if accepted:
+    if not refused:
         assert (code, err) == (0, "")
     else:
         assert code == 1
-        assert f'{path}:{2 + len(lines)}: object.metadata.namespace: namespaces "{namespace}" not found' in err
+        assert f"{path}:{2 + len(lines)}: object.metadata.namespace: {refused}" in err
         assert live(url, "Namespace", "", namespace) is None
 
 

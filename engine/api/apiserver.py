@@ -19,6 +19,8 @@ from engine import events as ev
 from engine.api import admission, catalog, strategy
 from engine.api.admission_plugins import default_toleration_seconds
 from engine.api.names import generated_suffix, issued_by_replay, object_uid
+from engine.api.namespaces import IMMORTAL, finalized, is_namespace, spec_of, status_of
+from engine.api.namespaces import finalizers as ns_finalizers
 from engine.api.objects import (
     FOREGROUND,
     ORPHAN,
@@ -38,7 +40,7 @@ from engine.api.objects import (
     replace,
     to_manifest,
 )
-from engine.api.pods import with_condition
+from engine.api.pods import pod_grace_period, with_condition
 from engine.api.state import Cluster
 from engine.api.storageclasses import default_class
 from engine.api.times import stored, whole_second
@@ -210,7 +212,7 @@ class ApiServer:
         candidate = self._stored(candidate, audit)
         if candidate == old:
             return old  # a no-op write records nothing
-        if old.metadata.deletion_timestamp and not candidate.metadata.finalizers:
+        if old.metadata.deletion_timestamp and finalized(candidate):
             self._gone(old, audit)
             return candidate
         return self._emit(event, candidate, audit, stored=True)
@@ -262,6 +264,9 @@ class ApiServer:
                 field="propagationPolicy",
             )
         meta = obj.metadata
+        if is_namespace(obj):
+            self._delete_namespace(obj, audit, propagation)  # type: ignore[arg-type]
+            return
         if propagation in ("Foreground", "Orphan") and self.cluster.dependents.get(meta.uid):
             finalizer = FOREGROUND if propagation == "Foreground" else ORPHAN
             if meta.deletion_timestamp is None or finalizer not in meta.finalizers:
@@ -294,13 +299,67 @@ class ApiServer:
             return
         self._gone(obj, audit)
 
+    def _delete_namespace(self, ns: OpaqueObject, audit: Audit, propagation: str) -> None:
+        """Mirrors the namespace REST storage's Delete: the first request sets the
+        deletionTimestamp and phase Terminating (and the orphan / foregroundDeletion finalizer
+        the propagation policy asks for, shouldHaveOrphanFinalizer and
+        shouldHaveDeleteDependentsFinalizer), whatever spec.finalizers holds; the namespace
+        controller then empties it and removes the `kubernetes` finalizer. A later request
+        deletes it only once spec.finalizers is empty (before that it answers with the
+        namespace, as it is); metadata finalizers hold it as any object's do."""
+        meta = ns.metadata
+        if meta.name in IMMORTAL:  # the lifecycle admission plugin's immortalNamespaces
+            raise Rejected(f'namespaces "{meta.name}" is forbidden: this namespace may not be deleted', field="name")
+        if meta.deletion_timestamp is None:
+            finalizers = [f for f in meta.finalizers if f not in (ORPHAN, FOREGROUND)]
+            if propagation == "Orphan":
+                finalizers.append(ORPHAN)
+            elif propagation == "Foreground":
+                finalizers.append(FOREGROUND)
+            status = status_of(ns)
+            marked = replace(
+                ns,
+                metadata=replace(meta, deletion_timestamp=self.now, finalizers=sorted(finalizers)),
+                unmodeled={**ns.unmodeled, "status": {**status, "phase": "Terminating"}},
+            )
+            self._emit(ev.DeletionStarted, marked, audit)
+            return
+        if ns_finalizers(ns) or meta.finalizers:
+            return
+        self._gone(ns, audit)
+
+    def finalize_namespace(self, name: str, finalizer: str, audit: Audit) -> None:
+        """The namespace's /finalize subresource with `finalizer` taken out of spec.finalizers
+        (the namespace controller's finalizeNamespace); mirrors ShouldDeleteNamespaceDuringUpdate:
+        a namespace being deleted goes once spec.finalizers and metadata.finalizers are empty."""
+        ns = self.cluster.get("Namespace", "", name)
+        if not is_namespace(ns) or finalizer not in ns_finalizers(ns):  # type: ignore[arg-type]
+            return
+        assert isinstance(ns, OpaqueObject)
+        rest = sorted({f for f in ns_finalizers(ns) if f != finalizer})  # finalizerSet.List()
+        updated = replace(ns, unmodeled={**ns.unmodeled, "spec": {**spec_of(ns), "finalizers": rest}})
+        if ns.metadata.deletion_timestamp is not None and finalized(updated):
+            self._gone(ns, audit)
+        else:
+            self._emit(ev.ObjectUpdated, updated, audit)
+
+    def update_namespace_status(self, name: str, status: dict[str, Any], audit: Audit) -> None:
+        """The namespace's /status subresource: its status replaced, nothing else."""
+        ns = self.cluster.get("Namespace", "", name)
+        if not is_namespace(ns) or status_of(ns) == status:  # type: ignore[arg-type]
+            return
+        assert isinstance(ns, OpaqueObject)
+        updated = self._stored(replace(ns, unmodeled={**ns.unmodeled, "status": status}), audit)
+        if updated != ns:
+            self._emit(ev.StatusUpdated, updated, audit, stored=True)
+
     def remove_finalizer(self, kind: str, namespace: str, name: str, finalizer: str, audit: Audit) -> None:
         obj = self.cluster.get(kind, namespace, name)
         if obj is None or finalizer not in obj.metadata.finalizers:
             return
         rest = [f for f in obj.metadata.finalizers if f != finalizer]
         updated = replace(obj, metadata=replace(obj.metadata, finalizers=rest))
-        if obj.metadata.deletion_timestamp is not None and not rest:
+        if obj.metadata.deletion_timestamp is not None and finalized(updated):
             self._gone(obj, audit)
         else:
             self._emit(ev.ObjectUpdated, updated, audit)
@@ -552,16 +611,6 @@ class ApiServer:
             node_name=obj.spec.node_name if isinstance(obj, Pod) else "",
             **audit_fields(audit),
         )
-
-
-def pod_grace_period(pod: Pod, force: bool) -> int | None:
-    """The grace period a pod's deletion gets, None when it goes at once; mirrors
-    podStrategy.CheckGracefulDelete: its terminationGracePeriodSeconds, but 0 for a pod never
-    scheduled or already Failed or Succeeded, and for a forced delete (grace period 0)."""
-    if force or not pod.spec.node_name or pod.status.phase in ("Failed", "Succeeded"):
-        return None
-    seconds = pod.spec.termination_grace_period_seconds
-    return 30 if seconds is None else max(seconds, 0)
 
 
 def audit_fields(audit: Audit) -> dict[str, Any]:

@@ -16,6 +16,16 @@ def is_terminating(obj: KubeObject) -> bool:
     return obj.metadata.deletion_timestamp is not None
 
 
+def pod_grace_period(pod: Pod, force: bool) -> int | None:
+    """The grace period a pod's deletion gets, None when it goes at once; mirrors
+    podStrategy.CheckGracefulDelete: its terminationGracePeriodSeconds, but 0 for a pod never
+    scheduled or already Failed or Succeeded, and for a forced delete (grace period 0)."""
+    if force or not pod.spec.node_name or pod.status.phase in ("Failed", "Succeeded"):
+        return None
+    seconds = pod.spec.termination_grace_period_seconds
+    return 30 if seconds is None else max(seconds, 0)
+
+
 def is_ready(pod: Pod) -> bool:
     """Mirrors podutil.IsPodReady: the Ready condition is True (the phase is not looked at)."""
     for c in pod.status.conditions:  # a loop, not any(): the hottest predicate of every sync

@@ -465,9 +465,27 @@ def _describe_namespace(w: PrefixWriter, body: dict[str, Any]) -> None:
     w(0, f"Name:\t{meta.get('name', '')}\n")
     labels_multiline(w, "Labels", meta.get("labels") or {})
     annotations_multiline(w, "Annotations", meta.get("annotations") or {})
-    w(0, f"Status:\t{(body.get('status') or {}).get('phase', '')}\n")
+    status = body.get("status") or {}
+    w(0, f"Status:\t{status.get('phase', '')}\n")
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    if conditions:  # a namespace being deleted: the namespace controller's conditions
+        w(0, "Conditions:\n")
+        w(1, "Type\tStatus\tLastTransitionTime\tReason\tMessage\n")
+        w(1, "----\t------\t------------------\t------\t-------\n")
+        for c in conditions:
+            w(1, f"{c.get('type', '')}\t{c.get('status', '')}\t{rfc1123z(_time_or_none(c.get('lastTransitionTime')))}\t{c.get('reason', '')}\t{c.get('message', '')}\n")
     w(0, "\nNo resource quota.\n")
     w(0, "\nNo LimitRange resource.\n")
+
+
+def _time_or_none(text: Any) -> datetime | None:
+    """An RFC 3339 time of an opaque object's body (a zero time when there is none)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _describe_endpoints(w: PrefixWriter, body: dict[str, Any]) -> None:
