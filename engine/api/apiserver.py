@@ -319,7 +319,7 @@ class ApiServer:
             status = status_of(ns)
             marked = replace(
                 ns,
-                metadata=replace(meta, deletion_timestamp=self.now, finalizers=sorted(finalizers)),
+                metadata=replace(meta, deletion_timestamp=self.stamp, finalizers=sorted(finalizers)),
                 unmodeled={**ns.unmodeled, "status": {**status, "phase": "Terminating"}},
             )
             self._emit(ev.DeletionStarted, marked, audit)
