@@ -192,6 +192,13 @@ class CancelEviction(Command, kw_only=True):
     key: str
 
 
+class EvictTerminatingPod(Command, kw_only=True):
+    """The taint manager begins a deletePodHandler run for pod `key`, already terminating (its
+    "Marking for deletion" Event; the patch and delete follow as their own commands)."""
+
+    key: str
+
+
 AnyCommand = (
     CreateObject
     | UpdateObject
@@ -209,6 +216,7 @@ AnyCommand = (
     | RecordBackoff
     | ScheduleEviction
     | CancelEviction
+    | EvictTerminatingPod
 )
 
 
