@@ -1642,7 +1642,8 @@ def test_the_taint_manager_evicts_a_terminating_pod_on_each_noexecute_node_updat
             id="a-pod-whose-eviction-runs-while-it-terminates-records-no-cancellation-when-it-goes",
         ),
         pytest.param(
-            # CancelWork finds no worker: no Event
+            # CancelWork finds no worker: no Event (upstream's TestDeletePod: a deleted pod on a
+            # tainted node is only cancelled, harmlessly)
             [TOLERATION_POOL[0]], 0, [], [],
             id="a-pod-deleted-with-no-eviction-scheduled-records-nothing",
         ),
@@ -1674,6 +1675,29 @@ def test_a_pod_the_taint_manager_deleted_at_once_records_no_cancellation_when_it
     engine.run([op.Advance(at=T0 + timedelta(seconds=60))])
     assert pod_of(engine, "p") is None
     assert taint_manager_counts(engine) == [("Marking for deletion Pod default/p", 10, 1)]
+
+
+@pytest.mark.parametrize(
+    ("refusals", "patched", "abandoned"),
+    [
+        pytest.param(2, True, False, id="two-refused-patches-then-the-third-attempt-goes-through"),
+        pytest.param(5, False, True, id="five-refused-patches-and-deletepodhandler-gives-up"),
+    ],
+)
+def test_a_refused_run_for_a_terminating_pod_retries_like_any_deletepodhandler_run(refusals: int, patched: bool, abandoned: bool) -> None:
+    # deletePodHandler: emitPodDeletionEvent once, then up to `retries` attempts 10 ms apart
+    engine = run([kubelet(stop_after_seconds=30), *apply(make_node("a"), make_pod("p"))])
+    engine.run([op.Delete(at=T0 + timedelta(seconds=1), kind="Pod", namespace=NS, name="p")])
+    fault = ev.ApiFault(client=TAINT_EVICTION, verb="update", subresource="status", kind="Pod", code=500, count=refusals)
+    at = T0 + timedelta(seconds=2)
+    engine.run([op.InjectFault(at=at, fault=fault), op.Patch(at=at, kind="Node", namespace="", name="a", merge=node_taints(TAINT_POOL[2]))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=3))])
+    assert len([e for e in engine.events if isinstance(e, ev.TerminatingPodEvicted)]) == 1
+    assert len([e for e in engine.events if isinstance(e, ev.RequestRefused) and e.by == TAINT_EVICTION]) == refusals
+    assert (condition(pod_of(engine, "p"), "DisruptionTarget") is not None) == patched
+    assert any(isinstance(e, ev.EvictionAbandoned) for e in engine.events) == abandoned
+    assert taint_manager_counts(engine) == [("Marking for deletion Pod default/p", 2, 1)]
+    assert not engine.cluster.failures
 
 
 def test_deleting_a_terminating_pod_that_has_failed_changes_nothing_while_its_grace_period_runs() -> None:

@@ -19,6 +19,12 @@
   `deletePodHandler` tries again 10 ms later, 5 attempts in all, then gives up
   (`EvictionAbandoned`) until the pod's tolerations or node, or the node's NoExecute taints,
   change.
+  Terminating pods are handled too (handleNodeUpdate and handlePodUpdate do not skip them), but
+  only when the informers enqueue them (a change of the node's NoExecute taints or of the pod's
+  tolerations: the `update:` key) or their waiting eviction runs out: an untolerated taint runs
+  deletePodHandler again (`TerminatingPodEvicted`, its Event, the patch if the condition is
+  missing, a delete that changes nothing), once per such update. A pod deleted while its
+  eviction waits has it cancelled with its "Cancelling deletion" Event (handlePodUpdate).
 
 A refused request of PodGC ends that pod's requests and waits for the next gc pass (20 s; for
 orphaned pods, a quarantine after that pass: 60 s).
