@@ -460,7 +460,13 @@ class ClusterMachine(RuleBasedStateMachine):
             return
         node = self.replayed.node(pod.spec.node_name)
         kind = noexecute_toleration(pod, node)[0] if node is not None else "deleted node"
-        replaced = kind == "untolerated" or (kind == "finite" and self.eviction_created.get(pod.metadata.uid) == event.at)
+        created = self.eviction_created.get(pod.metadata.uid)
+        if is_terminating(pod):
+            # a Terminating pod's work is scheduled only on the informers' updates (the model
+            # above follows live pods alone): the schedule being cancelled is the log's own
+            scheduled = self.replayed.evictions.get(event.key)
+            created = scheduled[0] if scheduled is not None else None
+        replaced = kind == "untolerated" or (kind == "finite" and created == event.at)
         if kind not in ("none", "forever") and not replaced:
             self.wrong_evictions.append(
                 f"event {event.position} at {event.at.isoformat()} cancelled the eviction of {brief(pod)}, "
