@@ -207,6 +207,13 @@ class CancelEviction(Command, kw_only=True):
     key: str
 
 
+class EvictTerminatingPod(Command, kw_only=True):
+    """The taint manager begins a deletePodHandler run for pod `key`, already terminating (its
+    "Marking for deletion" Event; the patch and delete follow as their own commands)."""
+
+    key: str
+
+
 AnyCommand = (
     CreateObject
     | UpdateObject
@@ -226,6 +233,7 @@ AnyCommand = (
     | RecordBackoff
     | ScheduleEviction
     | CancelEviction
+    | EvictTerminatingPod
 )
 
 

@@ -249,6 +249,18 @@ class EvictionAbandoned(Event, kw_only=True):
     tolerations: list[Toleration] = msgspec.field(default_factory=list)
 
 
+class TerminatingPodEvicted(Event, kw_only=True):
+    """The taint manager's deletePodHandler ran for pod `key`, already terminating (mirrors
+    handleNodeUpdate and handlePodUpdate, which pass a Terminating pod to processPodOnNode like
+    any other, and a scheduled eviction that runs out while the pod terminates): its "Marking
+    for deletion" Event comes now, then the DisruptionTarget patch if the pod lacks the
+    condition, then a delete the API server takes as a graceful deletion already pending
+    (rest.BeforeDelete), which changes nothing. The run ends any eviction scheduled for the pod
+    (the timed worker queue drops its worker)."""
+
+    key: str
+
+
 class ApiFault(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, rename="camel"):
     """Which requests the API server refuses, and how (an `api-fault` history line). Empty
     matchers match anything; `count` (0: no limit) and `until` (None: no end) bound it, the
@@ -412,6 +424,7 @@ AnyEvent = (
     | EvictionScheduled
     | EvictionCancelled
     | EvictionAbandoned
+    | TerminatingPodEvicted
     | FaultInjected
     | RequestRefused
     | SyncFailed

@@ -614,6 +614,8 @@ class Engine:
                     self._set_timer(by, timer, audit)
                 case cmd.CancelEviction():
                     self._record(ev.EvictionCancelled, audit, key=command.key)
+                case cmd.EvictTerminatingPod():
+                    self._record(ev.TerminatingPodEvicted, audit, key=command.key)
                 case cmd.AbandonEviction():
                     self._record(
                         ev.EvictionAbandoned,

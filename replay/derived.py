@@ -19,6 +19,7 @@ from engine.api.catalog import INITIAL_NAMESPACES
 from engine.api.objects import API_VERSIONS, CLUSTER_SCOPED, KubeObject, Pod, Service, kind_of
 from engine.api.state import Cluster
 from engine.api.times import whole_second
+from engine.controllers.evictions import UPDATE_PREFIX
 
 TAINT_EVICTION = "taint-eviction-controller"
 
@@ -126,6 +127,7 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
     rec = _Recorder()
     deleting: set[str] = set()  # pods whose controller deletion was already recorded
     evicting: set[tuple[str, str]] = set()  # pods a deletePodHandler run is at
+    departed: dict[tuple[str, str], Pod] = {}  # the last version of each pod deleted
     for e in log:
         subject = ev.subject(e)
         if e.by == TAINT_EVICTION:
@@ -142,6 +144,8 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
         elif isinstance(e, ev.ObjectDeleted):
             key = (e.kind, e.namespace, e.name)
             previous = rec.previous.pop(key, None)
+            if isinstance(previous, Pod):
+                departed[(e.namespace, e.name)] = previous
             _deleted_event(rec, e, previous, deleting)
             rec.uids.pop(key, None)
         elif isinstance(e, ev.WarningRecorded) and subject is not None:
@@ -157,7 +161,8 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
             rec.record(e.at, e.position, involved, "Warning", e.reason, e.message, e.by)
         elif isinstance(e, ev.EvictionCancelled):
             namespace, _, name = e.key.partition("/")
-            pod = rec.previous.get(("Pod", namespace, name))
+            # the pod may be gone already (handlePodUpdate cancels when it finds it deleted)
+            pod = rec.previous.get(("Pod", namespace, name)) or departed.get((namespace, name))
             if isinstance(pod, Pod):
                 # mirrors emitCancelPodDeletionEvent
                 rec.record(e.at, e.position, _ref(pod), "Normal", "TaintManagerEviction", f"Cancelling deletion of Pod {namespace}/{name}", "taint-eviction-controller")
@@ -170,11 +175,16 @@ def _taint_eviction(rec: _Recorder, e: ev.Event, evicting: set[tuple[str, str]])
     the attempts go through; a run ends when its failures are forgotten (it succeeded, or gave
     up: a later run records it again) or the pod is gone."""
     if isinstance(e, ev.FailuresForgotten | ev.EvictionAbandoned):  # the latter is in the pod's stream too
-        namespace, _, name = e.key.partition("/")
+        namespace, _, name = e.key.removeprefix(UPDATE_PREFIX).partition("/")
         evicting.discard((namespace, name))
         return
     pod: Any = None
-    if isinstance(e, ev.PodStatusChanged | ev.DeletionStarted):
+    if isinstance(e, ev.TerminatingPodEvicted):
+        # a run for a pod already terminating: a new run, whatever ran before
+        namespace, _, name = e.key.partition("/")
+        evicting.discard((namespace, name))
+        pod = rec.previous.get(("Pod", namespace, name))
+    elif isinstance(e, ev.PodStatusChanged | ev.DeletionStarted):
         pod = e.object
     elif isinstance(e, ev.RequestRefused | ev.ObjectDeleted) and e.kind == "Pod":
         pod = rec.previous.get(("Pod", e.namespace, e.name))

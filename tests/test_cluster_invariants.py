@@ -460,7 +460,13 @@ class ClusterMachine(RuleBasedStateMachine):
             return
         node = self.replayed.node(pod.spec.node_name)
         kind = noexecute_toleration(pod, node)[0] if node is not None else "deleted node"
-        replaced = kind == "untolerated" or (kind == "finite" and self.eviction_created.get(pod.metadata.uid) == event.at)
+        created = self.eviction_created.get(pod.metadata.uid)
+        if is_terminating(pod):
+            # a Terminating pod's work is scheduled only on the informers' updates (the model
+            # above follows live pods alone): the schedule being cancelled is the log's own
+            scheduled = self.replayed.evictions.get(event.key)
+            created = scheduled[0] if scheduled is not None else None
+        replaced = kind == "untolerated" or (kind == "finite" and created == event.at)
         if kind not in ("none", "forever") and not replaced:
             self.wrong_evictions.append(
                 f"event {event.position} at {event.at.isoformat()} cancelled the eviction of {brief(pod)}, "
@@ -1523,6 +1529,198 @@ def test_deleting_a_node_does_not_cancel_its_pods_scheduled_eviction(
     assert got == want
     # at rest, the taint manager has nothing left to do about the pod (inv6)
     assert engine.by_name[TAINT_EVICTION].reconcile("default/p", engine.cluster, engine.cluster.now) == []
+
+
+# --- taint eviction of Terminating pods, and a pod deleted before its eviction -----------------
+
+
+def taint_manager_counts(engine: Engine) -> list[tuple[str, int, int]]:
+    """The taint manager's Events with the second first recorded and their count (the event
+    correlator's aggregation: one Event, counted, for identical ones)."""
+    from replay.derived import derive_events
+
+    return [
+        (d["message"], int((datetime.fromisoformat(d["firstTimestamp"].replace("Z", "+00:00")) - T0).total_seconds()), d["count"])
+        for d in derive_events(engine.events)
+        if d["reason"] == "TaintManagerEviction"
+    ]
+
+
+def node_taints(*taints: dict[str, Any]) -> dict[str, Any]:
+    return {"spec": {"taints": list(taints)}}
+
+
+LABELLED = {"metadata": {"labels": {"rack": "r2"}}}
+
+
+@pytest.mark.parametrize(
+    ("release", "tolerations", "node_patches", "runs", "patched", "want_events"),
+    [
+        pytest.param(
+            # mirrors handleNodeUpdate: getPodsAssignedToNode lists the Terminating pod too and
+            # processPodOnNode finds a taint it does not tolerate: deletePodHandler runs
+            # (emitPodDeletionEvent, then addConditionAndDeletePod)
+            "1.36", [], [(2, node_taints(TAINT_POOL[2]))], [2], [2],
+            [("Marking for deletion Pod default/p", 2, 1)],
+            id="a-terminating-pod-on-a-newly-untolerated-noexecute-node-gets-the-condition-a-delete-and-the-event",
+        ),
+        pytest.param(
+            # the condition is there already (UpdatePodCondition reports no change): no patch,
+            # but the Event and the delete come again, once per NodeUpdated
+            "1.36", [], [(2, node_taints(TAINT_POOL[2])), (3, node_taints(TAINT_POOL[2], NO_EXECUTE_DEDICATED))], [2, 3], [2],
+            [("Marking for deletion Pod default/p", 2, 2)],
+            id="each-later-change-of-the-noexecute-taints-runs-it-again-without-a-second-patch",
+        ),
+        pytest.param(
+            # NodeUpdated: the NoExecute taints are DeepEqual, so nothing is enqueued
+            "1.36", [], [(2, node_taints(TAINT_POOL[2])), (3, LABELLED)], [2], [2],
+            [("Marking for deletion Pod default/p", 2, 1)],
+            id="a-node-update-that-leaves-the-noexecute-taints-alone-does-not-run-it-again",
+        ),
+        pytest.param(
+            # no PodDisruptionConditions: deletePodHandler only deletes
+            "1.18", [], [(2, node_taints(TAINT_POOL[2]))], [2], [],
+            [("Marking for deletion Pod default/p", 2, 1)],
+            id="on-1.18-the-run-has-no-disruptiontarget-patch",
+        ),
+        pytest.param(
+            "1.36", [TOLERATION_POOL[2]], [(2, node_taints(TAINT_POOL[2]))], [], [], [],
+            id="a-terminating-pod-that-tolerates-the-taint-forever-is-left-alone",
+        ),
+        pytest.param(
+            # processPodOnNode schedules its eviction like any pod's; the timed worker runs when
+            # the tolerationSeconds run out, the pod terminating or not
+            "1.36", [TOLERATION_POOL[1]], [(2, node_taints(NO_EXECUTE_DEDICATED))], [2 + TOLERATION_SECONDS], [2 + TOLERATION_SECONDS],
+            [("Marking for deletion Pod default/p", 2 + TOLERATION_SECONDS, 1)],
+            id="a-limited-toleration-schedules-an-eviction-that-runs-while-the-pod-terminates",
+        ),
+    ],
+)
+def test_the_taint_manager_evicts_a_terminating_pod_on_each_noexecute_node_update(
+    release: str,
+    tolerations: list[dict[str, Any]],
+    node_patches: list[tuple[int, dict[str, Any]]],
+    runs: list[int],
+    patched: list[int],
+    want_events: list[tuple[str, int, int]],
+) -> None:
+    engine = Engine(kubernetes_version=release)
+    # the kubelet takes 30 s to stop the pod's containers: it stays Terminating until +31 s
+    engine.run([kubelet(stop_after_seconds=30), *apply(make_node("a"), make_pod("p", tolerations=tolerations))])
+    engine.run([op.Delete(at=T0 + timedelta(seconds=1), kind="Pod", namespace=NS, name="p")])
+    deleting = pod_of(engine, "p")
+    assert is_terminating(deleting)
+    for second, patch in node_patches:
+        engine.run([op.Patch(at=T0 + timedelta(seconds=second), kind="Node", namespace="", name="a", merge=patch)])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=20))])
+    seconds = lambda e: int((e.at - T0).total_seconds())  # noqa: E731
+    assert [seconds(e) for e in engine.events if isinstance(e, ev.TerminatingPodEvicted)] == runs
+    assert [seconds(e) for e in engine.events if isinstance(e, ev.PodStatusChanged) and e.by == TAINT_EVICTION] == patched
+    # the delete of a pod whose graceful deletion is pending changes nothing (rest.BeforeDelete)
+    assert not [e for e in engine.events if isinstance(e, ev.DeletionStarted | ev.ObjectDeleted) and e.by == TAINT_EVICTION]
+    pod = pod_of(engine, "p")
+    assert pod is not None and pod.metadata.deletion_timestamp == deleting.metadata.deletion_timestamp
+    target = condition(pod, "DisruptionTarget")
+    assert (target.reason if target else None) == ("DeletionByTaintManager" if patched else None)
+    assert taint_manager_counts(engine) == want_events
+    # at rest, nothing is left to do about the pod (inv6)
+    assert engine.by_name[TAINT_EVICTION].reconcile("default/p", engine.cluster, engine.cluster.now) == []
+    engine.run([op.Advance(at=T0 + timedelta(seconds=60))])
+    assert pod_of(engine, "p") is None
+    assert taint_manager_counts(engine) == want_events, "the pod going cancels nothing that already ran"
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "stop_after", "want_moves", "want_events"),
+    [
+        pytest.param(
+            # mirrors handlePodUpdate: the pod is not found, cancelWorkWithEvent finds the timed
+            # worker waiting, cancels it and records emitCancelPodDeletionEvent
+            [TOLERATION_POOL[1]], 0, [("EvictionScheduled", 10), ("EvictionCancelled", 11)],
+            [("Cancelling deletion of Pod default/p", 11, 1)],
+            id="a-pod-deleted-before-its-scheduled-eviction-fires-records-cancelling-deletion",
+        ),
+        pytest.param(
+            # the pod terminates for 30 s, past the eviction's time: the worker runs (Marking for
+            # deletion) and the queue drops it, so the pod going cancels nothing
+            [TOLERATION_POOL[1]], 30, [("EvictionScheduled", 10), ("TerminatingPodEvicted", 13)],
+            [("Marking for deletion Pod default/p", 13, 1)],
+            id="a-pod-whose-eviction-runs-while-it-terminates-records-no-cancellation-when-it-goes",
+        ),
+        pytest.param(
+            # CancelWork finds no worker: no Event (upstream's TestDeletePod: a deleted pod on a
+            # tainted node is only cancelled, harmlessly)
+            [TOLERATION_POOL[0]], 0, [], [],
+            id="a-pod-deleted-with-no-eviction-scheduled-records-nothing",
+        ),
+    ],
+)
+def test_deleting_a_pod_cancels_its_waiting_eviction_with_its_event(
+    tolerations: list[dict[str, Any]], stop_after: int, want_moves: list[tuple[str, int]], want_events: list[tuple[str, int, int]]
+) -> None:
+    engine = run([kubelet(stop_after_seconds=stop_after), *apply(make_node("a"), make_pod("p", tolerations=tolerations))])
+    engine.run([op.Patch(at=T0 + timedelta(seconds=10), kind="Node", namespace="", name="a", merge=node_taints(NO_EXECUTE_DEDICATED))])
+    engine.run([op.Delete(at=T0 + timedelta(seconds=11), kind="Pod", namespace=NS, name="p")])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=60))])
+    assert pod_of(engine, "p") is None
+    moves = [
+        (type(e).__name__, int((e.at - T0).total_seconds()))
+        for e in engine.events
+        if isinstance(e, ev.EvictionScheduled | ev.EvictionCancelled | ev.TerminatingPodEvicted)
+    ]
+    assert moves == want_moves
+    assert taint_manager_counts(engine) == want_events
+    assert engine.cluster.evictions == {}
+
+
+def test_a_pod_the_taint_manager_deleted_at_once_records_no_cancellation_when_it_goes() -> None:
+    # an untolerated taint's work starts at once (createWorker returns no worker), so
+    # CancelWork finds nothing to cancel when the pod goes
+    engine = run([kubelet(stop_after_seconds=5), *apply(make_node("a"), make_pod("p"))])
+    engine.run([op.Patch(at=T0 + timedelta(seconds=10), kind="Node", namespace="", name="a", merge=node_taints(TAINT_POOL[2]))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=60))])
+    assert pod_of(engine, "p") is None
+    assert taint_manager_counts(engine) == [("Marking for deletion Pod default/p", 10, 1)]
+
+
+@pytest.mark.parametrize(
+    ("refusals", "patched", "abandoned"),
+    [
+        pytest.param(2, True, False, id="two-refused-patches-then-the-third-attempt-goes-through"),
+        pytest.param(5, False, True, id="five-refused-patches-and-deletepodhandler-gives-up"),
+    ],
+)
+def test_a_refused_run_for_a_terminating_pod_retries_like_any_deletepodhandler_run(refusals: int, patched: bool, abandoned: bool) -> None:
+    # deletePodHandler: emitPodDeletionEvent once, then up to `retries` attempts 10 ms apart
+    engine = run([kubelet(stop_after_seconds=30), *apply(make_node("a"), make_pod("p"))])
+    engine.run([op.Delete(at=T0 + timedelta(seconds=1), kind="Pod", namespace=NS, name="p")])
+    fault = ev.ApiFault(client=TAINT_EVICTION, verb="update", subresource="status", kind="Pod", code=500, count=refusals)
+    at = T0 + timedelta(seconds=2)
+    engine.run([op.InjectFault(at=at, fault=fault), op.Patch(at=at, kind="Node", namespace="", name="a", merge=node_taints(TAINT_POOL[2]))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=3))])
+    assert len([e for e in engine.events if isinstance(e, ev.TerminatingPodEvicted)]) == 1
+    assert len([e for e in engine.events if isinstance(e, ev.RequestRefused) and e.by == TAINT_EVICTION]) == refusals
+    assert (condition(pod_of(engine, "p"), "DisruptionTarget") is not None) == patched
+    assert any(isinstance(e, ev.EvictionAbandoned) for e in engine.events) == abandoned
+    assert taint_manager_counts(engine) == [("Marking for deletion Pod default/p", 2, 1)]
+    assert not engine.cluster.failures
+
+
+def test_deleting_a_terminating_pod_that_has_failed_changes_nothing_while_its_grace_period_runs() -> None:
+    # mirrors rest.BeforeDelete: an object already gracefully deleting, and no shorter grace
+    # period asked for, is left as it is (gracefulPending), whatever the pod's phase
+    from engine.api.apiserver import Audit
+    from engine.api.objects import replace
+
+    engine = run([kubelet(stop_after_seconds=30), *apply(make_node("a"), make_pod("p"))])
+    engine.run([op.Delete(at=T0 + timedelta(seconds=1), kind="Pod", namespace=NS, name="p")])
+    pod = pod_of(engine, "p")
+    failed = replace(pod, status=replace(pod.status, phase="Failed"))
+    engine.cluster.objects["Pod"][(NS, "p")] = failed
+    before = len(engine.events)
+    engine.api.delete("Pod", NS, "p", Audit(by=TAINT_EVICTION, reason="taint-eviction"))
+    assert len(engine.events) == before
+    assert pod_of(engine, "p") is failed
 
 
 # --- re-applying a pod's manifest -------------------------------------------------------------

@@ -280,6 +280,10 @@ class ApiServer:
                 )
                 self._emit(ev.DeletionStarted, marked, audit)
             return
+        if isinstance(obj, Pod) and meta.deletion_timestamp is not None and not force and (meta.deletion_grace_period_seconds or 0) > 0:
+            # mirrors rest.BeforeDelete: a graceful deletion already pending, and no shorter grace
+            # period asked for, changes nothing, whatever the pod's phase now
+            return
         grace = pod_grace_period(obj, force) if isinstance(obj, Pod) else None
         if grace or meta.finalizers:
             # it stays, terminating: a bound pod until its kubelet confirms it is gone, anything

@@ -534,7 +534,7 @@ class Cluster:
         elif isinstance(event, ev.TimerFired):
             self._drop_timer((event.at, event.owner, event.key))
         elif isinstance(event, ev.ObjectDeleted):
-            self._remove((event.kind, event.namespace, event.name))
+            self._remove((event.kind, event.namespace, event.name), event.at)
         elif isinstance(event, ev.KubeletConfigured):
             self.kubelet = event.policy
         elif isinstance(event, ev.ClusterConfigured):
@@ -555,6 +555,8 @@ class Cluster:
             self.evictions[event.key] = (event.created, event.due)
         elif isinstance(event, ev.EvictionCancelled):
             self.evictions.pop(event.key, None)
+        elif isinstance(event, ev.TerminatingPodEvicted):
+            self.evictions.pop(event.key, None)  # its run ends a scheduled worker
         elif isinstance(event, ev.EvictionAbandoned):
             self.evictions.pop(event.key, None)  # the timed worker queue dropped its worker
             self.abandoned_evictions[event.key] = (event.node, tuple(event.taints), tuple(event.tolerations))
@@ -654,7 +656,7 @@ class Cluster:
                     held = (event.namespace, event.name) in self.objects.get(event.kind, {})
                     self.evolve(event)
                     if not held:
-                        self._removed((event.kind, event.namespace, event.name), event.node_name)
+                        self._removed((event.kind, event.namespace, event.name), event.node_name, event.at)
                     continue
                 if stream in pending or _starts_version_reads(event):
                     self._put_kept(pending, decode)
@@ -758,17 +760,17 @@ class Cluster:
         if kind == "Node" and self.quarantined:
             self.quarantined.pop(name, None)
 
-    def _remove(self, key: ObjectKey) -> None:
+    def _remove(self, key: ObjectKey, at: datetime) -> None:
         kind, ns, name = key
         old = self.objects.get(kind, {}).pop((ns, name), None)
         if kind == CRD:
             self._scopes()
         if old is not None:
             self._unindex(key, old)
-            self._removed(key, old.spec.node_name if kind == "Pod" else "")  # type: ignore[attr-defined]
+            self._removed(key, old.spec.node_name if kind == "Pod" else "", at)  # type: ignore[attr-defined]
 
-    def _removed(self, key: ObjectKey, node: str) -> None:
-        """What goes with an object besides its indexes (`node`: a pod's node)."""
+    def _removed(self, key: ObjectKey, node: str, at: datetime) -> None:
+        """What goes with an object besides its indexes (`node`: a pod's node; `at`: when it went)."""
         kind, ns, name = key
         if kind == "Node":
             self.silent_nodes.pop(name, None)  # a node made again under the name has its own kubelet
@@ -780,7 +782,11 @@ class Cluster:
             self.terminating_since.pop((ns, name), None)
             self.ready_seen.pop((ns, name), None)
             key_text = f"{ns}/{name}"
-            self.evictions.pop(key_text, None)  # mirrors cancelling on pod deletion
+            scheduled = self.evictions.get(key_text)
+            if scheduled is not None and scheduled[1] <= at:
+                # its timed worker already ran; a pending one stays until the taint manager
+                # cancels it (handlePodUpdate: cancelWorkWithEvent, "Cancelling deletion")
+                del self.evictions[key_text]
             self.abandoned_evictions.pop(key_text, None)
             # a gone pod's readiness timer must not stand in for its successor's
             for due in list(self.timer_dues.get(("kubelet", key_text), ())):

@@ -19,6 +19,12 @@
   `deletePodHandler` tries again 10 ms later, 5 attempts in all, then gives up
   (`EvictionAbandoned`) until the pod's tolerations or node, or the node's NoExecute taints,
   change.
+  Terminating pods are handled too (handleNodeUpdate and handlePodUpdate do not skip them), but
+  only when the informers enqueue them (a change of the node's NoExecute taints or of the pod's
+  tolerations: the `update:` key) or their waiting eviction runs out: an untolerated taint runs
+  deletePodHandler again (`TerminatingPodEvicted`, its Event, the patch if the condition is
+  missing, a delete that changes nothing), once per such update. A pod deleted while its
+  eviction waits has it cancelled with its "Cancelling deletion" Event (handlePodUpdate).
 
 A refused request of PodGC ends that pod's requests and waits for the next gc pass (20 s; for
 orphaned pods, a quarantine after that pass: 60 s).
@@ -47,6 +53,10 @@ EVICTION_RETRIES = 5
 EVICTION_RETRY_SLEEP = timedelta(milliseconds=10)
 TERMINATED_POD_GC_THRESHOLD = 12_500  # --terminated-pod-gc-threshold (0 turns it off)
 TERMINATED_KEY = "terminated"
+# the taint manager's key for a Terminating pod NodeUpdated or PodUpdated enqueued: upstream
+# handles such a pod only then (and when its scheduled eviction runs out), so the key is the
+# informer update itself, not the pod's state
+UPDATE_PREFIX = "update:"
 
 
 def _is_terminated(pod: Pod) -> bool:
@@ -238,13 +248,27 @@ class TaintEvictionController:
                 added = isinstance(event, ev.ObjectCreated)
                 had = isinstance(before, Node) and any(t.effect == "NoExecute" for t in before.spec.taints)
                 if added or had or any(t.effect == "NoExecute" for t in obj.spec.taints):
-                    return [f"{ns}/{name}" for ns, name in sorted(cluster.pods_by_node.get(obj.metadata.name, ()))]
+                    pods = sorted(cluster.pods_by_node.get(obj.metadata.name, ()))
+                    keys = [f"{ns}/{name}" for ns, name in pods]
+                    # a Terminating pod is handled only when NodeUpdated enqueues the node: added,
+                    # or its NoExecute taints changed (helper.Semantic.DeepEqual)
+                    if added or not isinstance(before, Node) or _no_execute(before) != _no_execute(obj):
+                        keys += [UPDATE_PREFIX + f"{ns}/{name}" for ns, name in pods if _terminating(cluster.pod(ns, name))]
+                    return keys
             elif isinstance(obj, Pod) and obj.spec.node_name:
                 node = cluster.node(obj.spec.node_name)
-                if pod_key(obj) in cluster.evictions or (
-                    node is not None and any(t.effect == "NoExecute" for t in node.spec.taints)
-                ):
-                    return (pod_key(obj),)
+                key = pod_key(obj)
+                if key in cluster.evictions or (node is not None and any(t.effect == "NoExecute" for t in node.spec.taints)):
+                    if obj.metadata.deletion_timestamp is not None and (
+                        not isinstance(before, Pod) or before.spec.tolerations != obj.spec.tolerations or before.spec.node_name != obj.spec.node_name
+                    ):
+                        # mirrors PodUpdated: a pod added, or its tolerations or node changed
+                        return (key, UPDATE_PREFIX + key)
+                    return (key,)
+        elif isinstance(event, ev.ObjectDeleted) and event.kind == "Pod":
+            key = f"{event.namespace}/{event.name}"
+            if key in cluster.evictions:  # mirrors PodUpdated(pod, nil): handlePodUpdate finds it gone
+                return (key,)
         return ()
 
     # deletePodHandler sleeps 10 ms between its attempts: events do not bring the pod back
@@ -254,12 +278,23 @@ class TaintEvictionController:
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
         """Mirrors processPodOnNode plus the eviction queue firing."""
+        if key.startswith(UPDATE_PREFIX):
+            return self._terminating_update(key, cluster, now)
         ns, name = split_key(key)
         pod = cluster.pod(ns, name)
-        if pod is None or pod.metadata.deletion_timestamp is not None or not pod.spec.node_name:
+        if pod is None:
+            scheduled = cluster.evictions.get(key)
+            if scheduled is None:
+                return []
+            # mirrors handlePodUpdate on a deleted pod: cancelWorkWithEvent finds the timed
+            # worker still waiting (the fold forgets one that already ran)
+            return [cmd.CancelEviction(key=key, reason="eviction-cancelled", message=f"the pod is gone: its eviction scheduled for {scheduled[1].isoformat()} is cancelled")]
+        if not pod.spec.node_name:
             return []
         if cluster.requeue_pending(self.name, key, now):
             return []  # deletePodHandler sleeps before its next attempt
+        if pod.metadata.deletion_timestamp is not None:
+            return self._terminating(key, pod, cluster, now)
         node = cluster.node(pod.spec.node_name)
         abandoned = cluster.abandoned_evictions.get(key)
         if abandoned is not None and abandoned == _eviction_inputs(pod, node):
@@ -310,6 +345,84 @@ class TaintEvictionController:
         ]
 
 
+    # --- Terminating pods ----------------------------------------------------------------------
+
+    def _terminating(self, key: str, pod: Pod, cluster: Cluster, now: datetime) -> list[cmd.Command]:
+        """A Terminating pod between the informers' NodeUpdated and PodUpdated (which enqueue it
+        only on a change of its node's NoExecute taints or of its tolerations: `UPDATE_PREFIX`):
+        a scheduled eviction still waiting runs when its time comes, deletePodHandler not
+        looking at the pod's deletion, and is cancelled once the pod tolerates every NoExecute
+        taint of its node forever or none is left (the informers saw that change)."""
+        scheduled = _waiting(key, cluster)
+        if (self.name, key) in cluster.failures:
+            # a run under way (its first attempt made it; cluster.failures counts its refusals)
+            return _evict(pod, "a deletePodHandler run under way tries again", cluster, now)
+        if scheduled is None:
+            return []
+        node = cluster.node(pod.spec.node_name)
+        if node is not None:
+            taint, seconds = _min_toleration(pod, node)
+            if taint is None and seconds is None:
+                return [cmd.CancelEviction(key=key, reason="eviction-cancelled", message=f"the Terminating pod now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left")]
+        created, due = scheduled
+        if due > now:
+            return []
+        return [
+            cmd.EvictTerminatingPod(key=key, reason="taint-eviction", message=f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} (counted from {created.isoformat()}) while it terminates: deletePodHandler runs all the same"),
+            *_evict(pod, f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} while it terminates", cluster, now),
+        ]
+
+    def _terminating_update(self, key: str, cluster: Cluster, now: datetime) -> list[cmd.Command]:
+        """Mirrors processPodOnNode for a Terminating pod NodeUpdated or PodUpdated enqueued
+        (handleNodeUpdate and handlePodUpdate do not skip it): a NoExecute taint it does not
+        tolerate runs deletePodHandler again (Marking for deletion, the DisruptionTarget patch
+        if the condition is missing, a delete that changes nothing), once per such update; a
+        limited toleration schedules its eviction like any pod's."""
+        pod_key_ = key.removeprefix(UPDATE_PREFIX)
+        ns, name = split_key(pod_key_)
+        pod = cluster.pod(ns, name)
+        if pod is None or pod.metadata.deletion_timestamp is None or not pod.spec.node_name:
+            return []  # gone (the pod's own key cancels), or no longer Terminating (impossible)
+        if cluster.requeue_pending(self.name, key, now):
+            return []
+        if (self.name, key) in cluster.failures:
+            return _evict(pod, "a deletePodHandler run under way tries again", cluster, now)
+        node = cluster.node(pod.spec.node_name)
+        if node is None:
+            return []  # handleNodeUpdate on a deleted node forgets its taints, nothing more
+        scheduled = _waiting(pod_key_, cluster)
+        taint, seconds = _min_toleration(pod, node)
+        if taint is not None:
+            message = f"node {pod.spec.node_name} has taint {taint} that the Terminating pod does not tolerate"
+            return [
+                *_cancel_replaced(pod_key_, scheduled, f"the pod does not tolerate {taint}: it is evicted at once"),
+                cmd.EvictTerminatingPod(key=pod_key_, reason="taint-eviction", message=f"{message}: processPodOnNode runs deletePodHandler, which does not look at the pod's deletion"),
+                *_evict(pod, message, cluster, now),
+            ]
+        if seconds is None:
+            if scheduled is None:
+                return []
+            return [cmd.CancelEviction(key=pod_key_, reason="eviction-cancelled", message=f"the Terminating pod now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left")]
+        if scheduled is not None and scheduled[0] < now:
+            return []  # an earlier schedule stands (`_terminating` runs it when it is due)
+        due = now + timedelta(seconds=seconds)
+        if scheduled == (now, due):
+            return []
+        cancelled = _cancel_replaced(pod_key_, scheduled, f"its shortest tolerationSeconds is now {seconds:g}: evicted at {due.isoformat()} instead")
+        if due <= now:
+            message = f"its tolerationSeconds for a NoExecute taint on {pod.spec.node_name} is {seconds:g}"
+            return [*cancelled, cmd.EvictTerminatingPod(key=pod_key_, reason="taint-eviction", message=f"{message}: deletePodHandler runs for the Terminating pod"), *_evict(pod, message, cluster, now)]
+        return [
+            *cancelled,
+            cmd.ScheduleEviction(
+                key=pod_key_,
+                created=now,
+                due=due,
+                reason="toleration-seconds",
+                message=f"the Terminating pod tolerates the NoExecute taints on {pod.spec.node_name} for {seconds:g}s: evicted at {due.isoformat()} unless they go or it does",
+            ),
+        ]
+
     # --- a refused request (an `api-fault` line): deletePodHandler's retries -------------------
 
     def requeue_after_error(self, key: str, failures: int, error: str) -> tuple[str, timedelta, str, str]:
@@ -332,14 +445,14 @@ class TaintEvictionController:
             f"evicting {key} failed {attempts} times, the last {refused.code} {refused.status_reason}: {refused.error}; "
             f"deletePodHandler gives up (retries {EVICTION_RETRIES}) and the error is logged"
         )
-        ns, name = split_key(key)
+        ns, name = split_key(key.removeprefix(UPDATE_PREFIX))
         pod = cluster.pod(ns, name)
         if pod is None:
             return message, []
         node_name, taints, tolerations = _eviction_inputs(pod, cluster.node(pod.spec.node_name))
         return message, [
             cmd.AbandonEviction(
-                key=key,
+                key=f"{ns}/{name}",
                 node=node_name,
                 taints=list(taints),
                 tolerations=list(tolerations),
@@ -350,6 +463,29 @@ class TaintEvictionController:
                 ),
             )
         ]
+
+
+def _no_execute(node: Node) -> list[Taint]:
+    """Mirrors getNoExecuteTaints."""
+    return [t for t in node.spec.taints if t.effect == "NoExecute"]
+
+
+def _terminating(pod: Pod | None) -> bool:
+    return pod is not None and pod.metadata.deletion_timestamp is not None
+
+
+def _waiting(key: str, cluster: Cluster) -> tuple[datetime, datetime] | None:
+    """The pod's scheduled eviction if its timed worker has not run yet: one that was due by the
+    time the pod began terminating ran then (the taint manager's own eviction, most often), and
+    the queue dropped it (getWrappedWorkerFunc)."""
+    scheduled = cluster.evictions.get(key)
+    if scheduled is None:
+        return None
+    ns, name = split_key(key)
+    since = cluster.terminating_since.get((ns, name))
+    if since is not None and scheduled[1] <= since:
+        return None
+    return scheduled
 
 
 def _cancel_replaced(key: str, scheduled: tuple[datetime, datetime] | None, why: str) -> list[cmd.Command]:

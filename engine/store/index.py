@@ -63,7 +63,7 @@ def owners(event: ev.Event) -> list[tuple[str, str, str]]:
 def mentioned(event: ev.Event) -> tuple[str, str, str] | None:
     """The object an event of the cluster's stream is about, when the Events derived from it
     are about that object."""
-    if isinstance(event, ev.EvictionScheduled | ev.EvictionCancelled | ev.EvictionAbandoned):
+    if isinstance(event, ev.EvictionScheduled | ev.EvictionCancelled | ev.EvictionAbandoned | ev.TerminatingPodEvicted):
         namespace, _, name = event.key.partition("/")
         return ("Pod", namespace, name)
     return None
