@@ -319,30 +319,13 @@ class TaintEvictionController:
         if seconds is None:  # tolerated forever, or no NoExecute taint left: cancelWork
             if scheduled is None:
                 return []
-            return [cmd.CancelEviction(key=key, reason="eviction-cancelled", message=f"the pod now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left")]
+            return [_cancel_tolerated(key, pod, "the pod")]
         if scheduled is not None and scheduled[0] < now:
             created, due = scheduled  # an earlier schedule stands, with its own trigger time
             if due <= now:
                 return _evict(pod, f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} (counted from {created.isoformat()})", cluster, now)
             return []
-        due = now + timedelta(seconds=seconds)
-        if scheduled == (now, due):
-            return []
-        # work scheduled at this very instant for another time is cancelled (with its event)
-        # and added again: `startTime.Add(minTolerationTime).Before(triggerTime)` is false
-        cancelled = _cancel_replaced(key, scheduled, f"its shortest tolerationSeconds is now {seconds:g}: evicted at {due.isoformat()} instead")
-        if due <= now:
-            return [*cancelled, *_evict(pod, f"its tolerationSeconds for a NoExecute taint on {pod.spec.node_name} is {seconds:g}", cluster, now)]
-        return [
-            *cancelled,
-            cmd.ScheduleEviction(
-                key=key,
-                created=now,
-                due=due,
-                reason="toleration-seconds",
-                message=f"pod tolerates the NoExecute taints on {pod.spec.node_name} for {seconds:g}s: evicted at {due.isoformat()} unless they go",
-            )
-        ]
+        return _add_work(key, pod, scheduled, seconds, cluster, now, terminating=False)
 
 
     # --- Terminating pods ----------------------------------------------------------------------
@@ -363,7 +346,7 @@ class TaintEvictionController:
         if node is not None:
             taint, seconds = _min_toleration(pod, node)
             if taint is None and seconds is None:
-                return [cmd.CancelEviction(key=key, reason="eviction-cancelled", message=f"the Terminating pod now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left")]
+                return [_cancel_tolerated(key, pod, "the Terminating pod")]
         created, due = scheduled
         if due > now:
             return []
@@ -402,26 +385,10 @@ class TaintEvictionController:
         if seconds is None:
             if scheduled is None:
                 return []
-            return [cmd.CancelEviction(key=pod_key_, reason="eviction-cancelled", message=f"the Terminating pod now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left")]
+            return [_cancel_tolerated(pod_key_, pod, "the Terminating pod")]
         if scheduled is not None and scheduled[0] < now:
             return []  # an earlier schedule stands (`_terminating` runs it when it is due)
-        due = now + timedelta(seconds=seconds)
-        if scheduled == (now, due):
-            return []
-        cancelled = _cancel_replaced(pod_key_, scheduled, f"its shortest tolerationSeconds is now {seconds:g}: evicted at {due.isoformat()} instead")
-        if due <= now:
-            message = f"its tolerationSeconds for a NoExecute taint on {pod.spec.node_name} is {seconds:g}"
-            return [*cancelled, cmd.EvictTerminatingPod(key=pod_key_, reason="taint-eviction", message=f"{message}: deletePodHandler runs for the Terminating pod"), *_evict(pod, message, cluster, now)]
-        return [
-            *cancelled,
-            cmd.ScheduleEviction(
-                key=pod_key_,
-                created=now,
-                due=due,
-                reason="toleration-seconds",
-                message=f"the Terminating pod tolerates the NoExecute taints on {pod.spec.node_name} for {seconds:g}s: evicted at {due.isoformat()} unless they go or it does",
-            ),
-        ]
+        return _add_work(pod_key_, pod, scheduled, seconds, cluster, now, terminating=True)
 
     # --- a refused request (an `api-fault` line): deletePodHandler's retries -------------------
 
@@ -486,6 +453,41 @@ def _waiting(key: str, cluster: Cluster) -> tuple[datetime, datetime] | None:
     if since is not None and scheduled[1] <= since:
         return None
     return scheduled
+
+
+def _cancel_tolerated(key: str, pod: Pod, who: str) -> cmd.CancelEviction:
+    """Mirrors processPodOnNode's cancelWorkWithEvent when no NoExecute taint limits the pod."""
+    return cmd.CancelEviction(key=key, reason="eviction-cancelled", message=f"{who} now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left")
+
+
+def _add_work(
+    key: str, pod: Pod, scheduled: tuple[datetime, datetime] | None, seconds: float, cluster: Cluster, now: datetime, *, terminating: bool
+) -> list[cmd.Command]:
+    """Mirrors processPodOnNode's AddWork for a limited toleration (`seconds`): the eviction
+    scheduled at now + seconds, or run at once when that is not later; a Terminating pod's run
+    is recorded as such (`TerminatingPodEvicted`). Work scheduled at this very instant for
+    another time is cancelled (with its event) and added again:
+    `startTime.Add(minTolerationTime).Before(triggerTime)` is false."""
+    due = now + timedelta(seconds=seconds)
+    if scheduled == (now, due):
+        return []
+    node = pod.spec.node_name
+    cancelled = _cancel_replaced(key, scheduled, f"its shortest tolerationSeconds is now {seconds:g}: evicted at {due.isoformat()} instead")
+    if due <= now:
+        message = f"its tolerationSeconds for a NoExecute taint on {node} is {seconds:g}"
+        ran = [cmd.EvictTerminatingPod(key=key, reason="taint-eviction", message=f"{message}: deletePodHandler runs for the Terminating pod")] if terminating else []
+        return [*cancelled, *ran, *_evict(pod, message, cluster, now)]
+    who, unless = ("the Terminating pod", "unless they go or it does") if terminating else ("pod", "unless they go")
+    return [
+        *cancelled,
+        cmd.ScheduleEviction(
+            key=key,
+            created=now,
+            due=due,
+            reason="toleration-seconds",
+            message=f"{who} tolerates the NoExecute taints on {node} for {seconds:g}s: evicted at {due.isoformat()} {unless}",
+        ),
+    ]
 
 
 def _cancel_replaced(key: str, scheduled: tuple[datetime, datetime] | None, why: str) -> list[cmd.Command]:
