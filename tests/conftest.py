@@ -50,14 +50,20 @@ def _drop_schema(url: str) -> None:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
+def require_postgres() -> None:
+    """Fail under CI (where .ci/run starts the server), skip loudly elsewhere."""
+    if not _postgres_up():
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL is not reachable on 127.0.0.1:5432 (.ci/run starts it)")
+        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+
+
 @pytest.fixture(params=["sqlite", "memory", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def store_url_any(request, tmp_path) -> Iterator[str]:
     """A fresh store URL on each backend; the PostgreSQL run needs the local server."""
     backend = request.param
-    if backend == "postgresql" and not _postgres_up():
-        if os.environ.get("CI"):
-            pytest.fail("PostgreSQL is not reachable on 127.0.0.1:5432 (.ci/run starts it)")
-        pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
+    if backend == "postgresql":
+        require_postgres()
     url = store_url(backend, tmp_path)
     yield url
     if backend == "postgresql":
@@ -66,6 +72,15 @@ def store_url_any(request, tmp_path) -> Iterator[str]:
         from engine.store.backends import forget_memory
 
         forget_memory(url.removeprefix("memory:"))
+
+
+@pytest.fixture
+def pg_store_url(tmp_path) -> Iterator[str]:
+    """A fresh PostgreSQL store URL, for what only the real server shows."""
+    require_postgres()
+    url = store_url("postgresql", tmp_path)
+    yield url
+    _drop_schema(url)
 
 
 @pytest.fixture

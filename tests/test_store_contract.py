@@ -8,6 +8,8 @@ truncated store; snapshots verify against the log; encryption at rest changes no
 from __future__ import annotations
 
 import io
+import os
+import re
 import threading
 from datetime import timedelta
 
@@ -24,6 +26,7 @@ from engine.store import (
     StoreDamaged,
     StoreError,
     StoreNotFound,
+    backends,
     parse_url,
 )
 from engine.store import eventstore as es
@@ -233,6 +236,71 @@ def test_a_waiting_writer_goes_on_after_the_first(store_url_any):
         first.close()
         thread.join(timeout=30)
         assert done == [3]
+
+
+# --- PostgreSQL: the refusal names the lock's holder ---------------------------------------------
+
+SINCE = r" since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+
+
+def busy_on_postgresql(pid: int, *, seen: str) -> str:
+    """The refusal's pattern: the plain message, then the holder as far as this role may see it."""
+    return re.escape(
+        "error: another writer holds the store's write lock; nothing was appended "
+        f"(pass --wait to wait for it to finish; held by PostgreSQL backend pid {pid}"
+    ) + seen + r"\)"
+
+
+def _backend_pid(store: EventStore) -> int:
+    return store._backend.conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+
+
+def _refusal(store: EventStore) -> str:
+    with pytest.raises(StoreBusy) as refused:
+        store.writer()
+    return str(refused.value)
+
+
+@pytest.mark.postgres
+def test_on_postgresql_a_refused_writer_is_told_which_backend_holds_the_lock(pg_store_url):
+    with EventStore(pg_store_url) as a, EventStore(pg_store_url) as b, a.writer():
+        message = _refusal(b)
+        seen = r", application kreplay, client 127\.0\.0\.1, idle" + SINCE
+        assert re.fullmatch(busy_on_postgresql(_backend_pid(a), seen=seen), message), message
+
+
+@pytest.mark.postgres
+def test_on_postgresql_a_holder_inside_its_transaction_is_named_idle_in_transaction(pg_store_url, monkeypatch):
+    with EventStore(pg_store_url) as a, EventStore(pg_store_url) as b, a.writer() as w:
+        holder = _backend_pid(a)
+        seen: list[str] = []
+        monkeypatch.setattr(backends, "BEFORE_COMMIT", lambda: seen.append(_refusal(b)))
+        w.commit(nodes(1, 1))
+    pattern = busy_on_postgresql(holder, seen=r", application kreplay, client 127\.0\.0\.1, idle in transaction" + SINCE)
+    assert len(seen) == 1 and re.fullmatch(pattern, seen[0]), seen
+
+
+@pytest.mark.postgres
+def test_on_postgresql_a_role_that_may_not_see_the_holders_session_is_still_told_its_pid(pg_store_url):
+    import psycopg
+
+    role = f"kreplay_unseeing_{os.getpid()}"
+    schema = pg_store_url.split("schema=")[1]
+    admin = "host=127.0.0.1 port=5432 dbname=test user=postgres"
+    with EventStore(pg_store_url) as a, psycopg.connect(admin, autocommit=True) as conn:
+        holder = _backend_pid(a)
+        conn.execute(f'DROP ROLE IF EXISTS "{role}"')
+        conn.execute(f'CREATE ROLE "{role}" LOGIN')
+        try:
+            conn.execute(f'GRANT USAGE ON SCHEMA "{schema}" TO "{role}"')
+            conn.execute(f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO "{role}"')
+            with a.writer(), EventStore(pg_store_url.replace("postgres@", f"{role}@", 1), create=False) as b:
+                message = _refusal(b)
+        finally:
+            conn.execute(f'DROP OWNED BY "{role}"')
+            conn.execute(f'DROP ROLE "{role}"')
+    # pg_stat_activity shows another role's session's application, not its client or state
+    assert re.fullmatch(busy_on_postgresql(holder, seen=", application kreplay"), message), message
 
 
 def test_staged_chunks_are_invisible_until_the_run_commits_and_gone_when_discarded(store_url_any):

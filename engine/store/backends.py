@@ -519,6 +519,13 @@ _BUSY = (
 )
 
 
+def _busy(holder: str) -> str:
+    """The busy message, naming the lock's holder when the backend can tell."""
+    if not holder:
+        return _BUSY
+    return f"{_BUSY.removesuffix(')')}; held by {holder})"
+
+
 def _create_sqlite_file(url: StoreURL, path: str) -> None:
     """Make a new store file atomically: built under a temporary name, then linked into place,
     so a process killed half-way never leaves an empty or half-made file where the store goes."""
@@ -763,8 +770,37 @@ class PostgresBackend(Backend):
             else:
                 got = self.conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
                 if not got or not got[0]:
-                    raise StoreBusy(_BUSY)
+                    raise StoreBusy(_busy(self._holder(key)))
         self._locked = True
+
+    def _holder(self, key: int) -> str:
+        """Who holds the write lock, in the words `pg_stat_activity` allows this role: the backend's
+        pid always, its application, client and state where the role may see them. A writer
+        killed a moment ago still holds it until its backend sees the connection close (at
+        once when idle, when its statement ends when busy), so naming it says which it is."""
+        try:
+            row = self.conn.execute(
+                "SELECT l.pid, a.application_name, host(a.client_addr), a.state, "
+                "to_char(a.state_change AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') "
+                "FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
+                "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
+                "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                "AND l.classid::bigint = %s AND l.objid::bigint = %s",
+                ((key >> 32) & 0xFFFFFFFF, key & 0xFFFFFFFF),
+            ).fetchone()
+        except self._psycopg.Error:
+            return ""  # the plain message is still true
+        if row is None:  # released since the try
+            return ""
+        pid, application, client, state, since = row
+        words = [f"PostgreSQL backend pid {pid}"]
+        if application:
+            words.append(f"application {application}")
+        if client:
+            words.append(f"client {client}")
+        if state:
+            words.append(f"{state} since {since}" if since else state)
+        return ", ".join(words)
 
     def unlock(self) -> None:
         if self._locked:
