@@ -411,13 +411,30 @@ def _yaml_error(exc: Exception, source: str, text: str = "") -> InputError:
     return InputError(line, "", f"not valid YAML: {text}", source)
 
 
-def _check_events(text: str, source: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> Iterator[tuple[int, int, int, int, list[int]]]:
+class _ScannerNestingLimit(Exception):
+    """libyaml refused a nesting depth before the walk reached MAX_DEPTH."""
+
+
+def _check_events(text: str, source: str, max_bytes: int = MAX_DOCUMENT_BYTES) -> list[tuple[int, int, int, int, list[int]]]:
     """Walk the YAML events once, before anything is built: nesting depth, expanded size with
-    aliases counted, recursive anchors and duplicate keys. Yields each document's
-    (content line, first line, start offset, end offset) so it can be located later."""
+    aliases counted, recursive anchors and duplicate keys. Returns each document's
+    (content line, first line, start offset, end offset, item lines) so it can be located later."""
     import yaml
 
     base, _ = _loaders()
+    try:
+        return list(_walk_events(text, source, max_bytes, base))
+    except _ScannerNestingLimit:
+        # libyaml (bundled in PyYAML's wheels since 6.0.4) stops at 1,000 levels, and in a flow
+        # collection its scanner reads ahead along the line (a `[` may start a key) before the
+        # walk has seen 100 levels; the pure-Python scanner has no such limit, so the walk
+        # reaches MAX_DEPTH there and names the field
+        return list(_walk_events(text, source, max_bytes, yaml.SafeLoader))
+
+
+def _walk_events(text: str, source: str, max_bytes: int, base: type) -> Iterator[tuple[int, int, int, int, list[int]]]:
+    import yaml
+
     anchors: dict[str, int] = {}
     stack: list[_Frame] = []
     doc_start = (0, 0)
@@ -525,6 +542,8 @@ def _check_events(text: str, source: str, max_bytes: int = MAX_DOCUMENT_BYTES) -
         finally:
             loader.dispose()
     except yaml.YAMLError as exc:
+        if base is not yaml.SafeLoader and "exceeded maximum nesting depth" in str(exc):
+            raise _ScannerNestingLimit from None
         raise _yaml_error(exc, source, text) from None
 
 
@@ -537,7 +556,7 @@ def load_yaml_documents(data: bytes | str, source: str = "", max_bytes: int = MA
     import yaml
 
     text = decode_text(data, source) if isinstance(data, bytes) else data.removeprefix(_BOM)
-    spans = list(_check_events(text, source, max(max_bytes, MAX_DOCUMENT_BYTES)))
+    spans = _check_events(text, source, max(max_bytes, MAX_DOCUMENT_BYTES))
     _, loader_class = _loaders()
     try:
         values = [_string_keys(v) for v in yaml.load_all(text, Loader=loader_class)]

@@ -106,6 +106,8 @@ def test_why_of_something_never_seen_is_an_error(bare, capsys):
         pytest.param(["get", "pods", "-l", "a in (b"], 1, "unable to parse requirement", id="a-bad-selector-is-rejected"),
         pytest.param(["why", "pods"], 2, "expected one object, as TYPE/NAME or TYPE NAME", id="why-needs-kind-and-name"),
         pytest.param(["why", "web"], 1, 'doesn\'t have a resource type "web"', id="why-with-a-name-alone-is-an-unknown-kind"),
+        pytest.param(["patch", "node", "node-1", "-p", '{"a": ' + "[" * 5000 + "]" * 5000 + "}"], 1, "(10,007 characters)\": --patch:1: a[0][0][0][0][0]...(100 levels): nested more than 100 levels deep", id="a-patch-nested-too-deep-is-refused-as-a-manifest-is"),
+        pytest.param(["patch", "node", "node-1", "-p", '{"a": 1, "a": 2}'], 1, '--patch:1: a: duplicate field "a"', id="a-patch-with-a-key-twice-is-refused"),
     ],
 )
 def test_errors_go_to_stderr_with_kubectls_exit_statuses(bare, capsys, args, code, text):

@@ -91,6 +91,25 @@ def test_a_yaml_file_outside_the_limits_is_refused(text: str | bytes, line: int,
     assert message in caught.value.message
 
 
+def test_a_depth_the_c_scanner_refuses_first_is_still_named_by_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """libyaml (in PyYAML's wheels since 6.0.4) stops at 1,000 levels, and reads ahead along a
+    flow collection's line before the walk has counted 100: whatever the C scanner's limit,
+    the refusal names the field at MAX_DEPTH. Here a scanner that refuses at once stands for it."""
+    import yaml
+
+    from replay import safeload
+
+    class RefusingScanner(yaml.SafeLoader):
+        def get_event(self):
+            raise yaml.scanner.ScannerError("while increasing flow level", None, "exceeded maximum nesting depth", None)
+
+    monkeypatch.setattr(safeload, "_LOADERS", (RefusingScanner, safeload._loaders()[1]))
+    with pytest.raises(InputError) as caught:
+        load_yaml_documents("a: " + "[" * 200 + "]" * 200 + "\n", "m.yaml")
+    assert (caught.value.line, caught.value.field) == (1, "a[0][0][0][0][0]...(100 levels)")
+    assert "nested more than 100 levels deep" in caught.value.message
+
+
 def test_yaml_documents_keep_where_they_are_and_read_as_kubectl_does() -> None:
     text = "\ufeff# header\n---\napiVersion: v1\nkind: Node\n---\n---\nkind: Pod\nmetadata:\n  annotations:\n    since: 2026-11-20\n  labels:\n    1: yes\nspec:\n  containers:\n  - name: a\n    imagee: x\n"
     first, second = load_yaml_documents(text.encode(), "m.yaml")

@@ -50,6 +50,11 @@ def register(subparsers: Subparsers, parents: Parents) -> None:
     p.set_defaults(func=cmd_patch)
 
 
+def _shortened(text: str, most: int = 200) -> str:
+    """The patch as an error echoes it: whole, as kubectl does, unless it is long."""
+    return text if len(text) <= most else f"{text[:most]}... ({len(text):,} characters)"
+
+
 def _patch_text(args: argparse.Namespace) -> str:
     from replay.cli.common import UsageError, UserError
 
@@ -67,8 +72,6 @@ def _patch_text(args: argparse.Namespace) -> str:
 
 
 def cmd_patch(args: argparse.Namespace) -> int:
-    import yaml
-
     from engine.operations import Patch
     from replay import strategic
     from replay.cli import resources
@@ -87,18 +90,20 @@ def cmd_patch(args: argparse.Namespace) -> int:
     )
     from replay.cli.output import check_format
     from replay.printers.manifests import manifest
+    from replay.safeload import InputError, load_yaml_documents
 
     if args.type not in ("json", "merge", "strategic"):
         raise UsageError(f"--type must be one of [json merge strategic], not \"{args.type}\"", verb="patch")
     text = _patch_text(args)
-    try:
-        body = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise UserError(f'error: unable to parse "{text}": {exc}') from None
+    try:  # read as every manifest is, within the limits on input (a patch is user input too)
+        documents = load_yaml_documents(text, args.patch_file or "--patch")
+    except InputError as exc:
+        raise UserError(f'error: unable to parse "{_shortened(text)}": {exc}') from None
+    body = documents[0].data if documents else None
     if args.type == "json" and not isinstance(body, list):
-        raise UserError(f'error: unable to parse "{text}": a JSON patch is a list of operations')
+        raise UserError(f'error: unable to parse "{_shortened(text)}": a JSON patch is a list of operations')
     if args.type != "json" and not isinstance(body, dict):
-        raise UserError(f'error: unable to parse "{text}": a {args.type} patch is a JSON object')
+        raise UserError(f'error: unable to parse "{_shortened(text)}": a {args.type} patch is a JSON object')
     check_format(args, tables=False)
     with open_store(args, write=True) as store:
         cluster = load_cluster(store)
