@@ -23,10 +23,11 @@ from engine import commands as cmd
 from engine import events as ev
 from engine import faults, workqueue
 from engine import operations as op
-from engine.api.apiserver import ApiServer, Audit, audit_fields, plural_of
+from engine.api.apiserver import ApiServer, Audit, audit_fields
 from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
 from engine.api.objects import KubeObject, OwnerReference, Pod, kind_of, replace
 from engine.api.ratelimit import TokenBucket
+from engine.api.resources import plural_of
 from engine.api.state import Cluster
 
 MAX_PASSES_PER_INSTANT = 10_000
@@ -642,7 +643,7 @@ class Engine:
             refused = self._faulted(client, command, trigger, retried)
             if refused is not None:
                 return refused
-        if isinstance(command, cmd.CreateObject) and (refused := self._terminating(client, command, trigger)) is not None:
+        if isinstance(command, cmd.CreateObject | cmd.BindPod) and (refused := self._terminating(client, command, trigger)) is not None:
             return refused
         if isinstance(command, cmd.CreateObject) and command.object.metadata.name:
             return self._already_exists(client, command, trigger)
@@ -685,7 +686,7 @@ class Engine:
             code, status_reason = faults.CONFLICT, "Conflict"
         else:
             return None
-        error = faults.STATUS[code][1].format(what=f'{plural_of(kind)} "{name}"')
+        error = faults.STATUS[code][1].format(what=f'{plural_of(kind, self.cluster)} "{name}"')
         _, _, owner_name = key.partition("/")
         queue_kind = ev.QUEUE_KINDS.get(client)
         owner = (queue_kind, owner_name) if queue_kind and owner_name and (kind, name) != (queue_kind, owner_name) else None
@@ -727,30 +728,24 @@ class Engine:
         if self.cluster.get(kind, namespace, meta.name) is None:
             return None
         code = faults.ALREADY_EXISTS
-        error = f'{plural_of(kind)} "{meta.name}" already exists'
+        error = f'{plural_of(kind, self.cluster)} "{meta.name}" already exists'
         owner = self._owner_of(command, kind, namespace, meta.name) if client in faults.WORKLOAD_CLIENTS else None
         return self._refusal(client, trigger, "create", "", kind, namespace, meta.name, owner, code, "AlreadyExists", error)
 
-    def _terminating(self, client: str, command: cmd.CreateObject, trigger: int) -> ev.RequestRefused | None:
+    def _terminating(self, client: str, command: cmd.CreateObject | cmd.BindPod, trigger: int) -> ev.RequestRefused | None:
         """The NamespaceLifecycle admission plugin's answer to a create in a namespace being
-        deleted (a ReplicaSet replacing a pod in the 5 s before the namespace controller's first
-        sync): 403 Forbidden, `pods "web-x" is forbidden: unable to create new content in
-        namespace team because it is being terminated` (admission.NewForbidden names the object,
-        or its generateName), a refusal on the sync's error path like `_already_exists`."""
-        meta = command.object.metadata
-        if not meta.namespace:
+        deleted (`ApiServer.forbidden_create`): a ReplicaSet replacing a pod in the 5 s before
+        the namespace controller's first sync, the scheduler binding a pod then (a create of
+        pods/binding) get 403 Forbidden, a refusal on the sync's error path like
+        `_already_exists` (the scheduler's: handleBindingCycleError, the pod back in backoffQ)."""
+        request = request_of(command)
+        assert request is not None
+        verb, subresource, kind, namespace, name = request
+        error = self.api.forbidden_create(kind, namespace, name)
+        if error is None:
             return None
-        namespaces = self.cluster.objects.get("Namespace")  # every create asks: lookups only
-        ns = namespaces.get(("", meta.namespace)) if namespaces else None
-        if ns is None or ns.metadata.deletion_timestamp is None:
-            return None
-        kind = kind_of(command.object)
-        if self.cluster.cluster_scoped(kind):
-            return None
-        name = meta.name or meta.generate_name
-        error = f'{plural_of(kind)} "{name}" is forbidden: unable to create new content in namespace {meta.namespace} because it is being terminated'
-        owner = self._owner_of(command, kind, meta.namespace, name) if client in faults.WORKLOAD_CLIENTS else None
-        return self._refusal(client, trigger, "create", "", kind, meta.namespace, name, owner, 403, "Forbidden", error)
+        owner = self._owner_of(command, kind, namespace, name) if client in faults.WORKLOAD_CLIENTS else None
+        return self._refusal(client, trigger, verb, subresource, kind, namespace, name, owner, 403, "Forbidden", error)
 
     def _invalid(self, client: str, command: cmd.UpdateObject, trigger: int) -> ev.RequestRefused | None:
         """The API server's answer to a pod update ValidatePodUpdate refuses (podStrategy's
@@ -788,7 +783,7 @@ class Engine:
         if found is None or found[2]:  # no fault, or one still letting requests through
             return None
         position, fault, _ = found
-        error = faults.status_message(fault, plural_of(kind), name if verb != "create" or subresource else "")
+        error = faults.status_message(fault, plural_of(kind, self.cluster), name if verb != "create" or subresource else "")
         # the workload a controller's request was for; the scheduler's and kubelets' are about the pod
         owner = self._owner_of(command, kind, namespace, name) if client in faults.WORKLOAD_CLIENTS else None
         reason, message = _refusal_event(client, verb, subresource, kind, name, owner, error, fault.code, faults.STATUS[fault.code][0])
@@ -1052,6 +1047,9 @@ class Engine:
                 pod = find_bound_pod(self.cluster, operation)
                 if self.cluster.node(operation.node) is None:
                     raise op.Rejected(f'nodes "{operation.node}" not found', field="node")
+                forbidden = api.forbidden_create("Pod", pod.metadata.namespace, pod.metadata.name)  # POST pods/NAME/binding
+                if forbidden is not None:
+                    raise op.Rejected(forbidden, field="metadata.namespace")
                 api.bind(
                     pod.metadata.namespace or "default",
                     pod.metadata.name,

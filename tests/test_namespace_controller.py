@@ -41,6 +41,13 @@ STATEFULSET = {
     },
 }
 CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": NS}, "data": {"a": "1"}}
+POLICY_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "policies.example.com"},
+    "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Policy", "plural": "policies", "singular": "policy"}, "versions": [{"name": "v1", "served": True, "storage": True}]},
+}
+POLICY = {"apiVersion": "example.com/v1", "kind": "Policy", "metadata": {"name": "p", "namespace": NS}}
 
 
 def bare_pod(name: str, grace: int | None = None) -> dict[str, Any]:
@@ -238,6 +245,37 @@ def test_content_held_by_a_finalizer_keeps_the_namespace_until_the_finalizer_goe
     assert deleted_at(engine, "Namespace", NS, "") == T1 + timedelta(seconds=34)  # the poll after the release
 
 
+def held(manifest: dict[str, Any], name: str, *finalizer_names: str) -> dict[str, Any]:
+    return {**manifest, "metadata": {**manifest["metadata"], "name": name, "finalizers": list(finalizer_names)}}
+
+
+def remaining_conditions(*manifests: dict[str, Any]) -> dict[str, str]:
+    """The messages of the conditions that say what remains, after the controller's first sync."""
+    engine = Engine()
+    engine.run([apply(NODE), apply(NAMESPACE), *(apply(m) for m in manifests), delete_namespace(), op.Advance(at=T1 + timedelta(seconds=6))])
+    ns = namespace(engine)
+    assert ns is not None
+    return {c["type"]: c["message"] for c in status_of(ns)["conditions"] if c["status"] == "True"}
+
+
+def test_a_custom_resource_held_by_a_finalizer_is_named_by_its_crds_plural() -> None:
+    # discovery's resource name is the CRD's spec.names.plural (`policies`), not a guess (`policys`)
+    got = remaining_conditions(POLICY_CRD, held(POLICY, "p", "example.com/hold"))
+    assert got["NamespaceContentRemaining"] == "Some resources are remaining: policies.example.com has 1 resource instances"
+
+
+def test_several_kinds_and_finalizers_remaining_are_counted_sorted_and_comma_joined() -> None:
+    # status_condition_utils_test.go TestProcessContentTotals "both"
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": NS}, "type": "Opaque"}
+    got = remaining_conditions(
+        held(CONFIGMAP, "b", "service-catalog"), held(CONFIGMAP, "a", "kubedb", "service-catalog"), held(secret, "s", "kubedb"), held(secret, "t", "service-catalog")
+    )
+    assert got == {
+        "NamespaceContentRemaining": "Some resources are remaining: configmaps. has 2 resource instances, secrets. has 2 resource instances",
+        "NamespaceFinalizersRemaining": "Some content in the namespace has finalizers remaining: kubedb in 2 resource instances, service-catalog in 3 resource instances",
+    }
+
+
 def test_deleting_an_empty_namespace_removes_it_at_the_controllers_first_sync() -> None:
     engine = Engine()
     engine.run([apply(NODE), apply(NAMESPACE), delete_namespace()])
@@ -258,19 +296,64 @@ def test_a_second_delete_of_a_terminating_namespace_changes_nothing() -> None:
 # --- the NamespaceLifecycle admission plugin -------------------------------------------------------
 
 
+def forbidden(what: str, ns: str = NS) -> str:
+    """admission.NewForbidden's message for a create in a namespace being deleted."""
+    return f"{what} is forbidden: unable to create new content in namespace {ns} because it is being terminated"
+
+
 @pytest.mark.parametrize(
-    "manifest",
+    "manifest, message",
     [
-        pytest.param(CONFIGMAP, id="a-configmap"),
-        pytest.param(bare_pod("late"), id="a-pod"),
-        pytest.param(DEPLOYMENT, id="a-deployment"),
+        pytest.param(CONFIGMAP, forbidden('configmaps "cfg"'), id="a-configmap"),
+        pytest.param(bare_pod("late"), forbidden('pods "late"'), id="a-pod"),
+        pytest.param(DEPLOYMENT, forbidden('deployments.apps "web"'), id="a-deployment-named-with-its-group"),
+        pytest.param(POLICY, forbidden('policies.example.com "p"'), id="a-custom-resource-named-by-its-crds-plural"),
     ],
 )
-def test_creating_in_a_terminating_namespace_is_refused_with_upstreams_message(manifest: dict[str, Any]) -> None:
-    engine = started(20, bare_pod("a"))
+def test_creating_in_a_terminating_namespace_is_refused_with_upstreams_message(manifest: dict[str, Any], message: str) -> None:
+    # admission_test.go TestAdmissionNamespaceTerminating: creates are refused (NewForbidden)
+    engine = started(20, POLICY_CRD, bare_pod("a"))
     engine.run([delete_namespace()])
-    with pytest.raises(op.Rejected, match=f"unable to create new content in namespace {NS} because it is being terminated"):
+    with pytest.raises(op.Rejected) as refused:
         engine.run([apply(manifest, T1 + timedelta(seconds=2))])
+    assert (refused.value.message, refused.value.field) == (message, "metadata.namespace")
+
+
+def test_updates_in_a_terminating_namespace_proceed() -> None:
+    # admission_test.go TestAdmissionNamespaceTerminating: "verify update operations in the namespace can proceed"
+    engine = started(20, CONFIGMAP, bare_pod("a"))
+    engine.run([delete_namespace(), apply({**CONFIGMAP, "data": {"a": "2"}}, T1 + timedelta(seconds=2))])
+    cfg = engine.cluster.get("ConfigMap", NS, "cfg")
+    assert isinstance(cfg, OpaqueObject) and cfg.unmodeled["data"] == {"a": "2"}
+
+
+def test_the_scheduler_binding_a_pod_in_a_terminating_namespace_is_refused_403() -> None:
+    # a create of the pods/binding subresource: Lifecycle.Admit refuses it, handleBindingCycleError
+    engine = Engine()
+    engine.run([apply(NAMESPACE), apply(bare_pod("p")), delete_namespace(), apply(NODE, T1 + timedelta(seconds=2))])
+    refused = [e for e in engine.events if isinstance(e, ev.RequestRefused)]
+    assert [(e.by, e.verb, e.subresource, e.kind, e.name, e.code, e.error) for e in refused] == [
+        ("default-scheduler", "create", "binding", "Pod", "p", 403, forbidden('pods "p"'))
+    ]
+    pod = engine.cluster.pod(NS, "p")
+    assert pod is not None and pod.spec.node_name == ""  # it stays unbound
+    assert not [e for e in engine.events if isinstance(e, ev.PodBound)]
+    engine.run([op.Advance(at=T1 + timedelta(minutes=1))])
+    assert namespace(engine) is None and content(engine) == []
+
+
+def test_a_recorded_binding_in_a_terminating_namespace_is_refused() -> None:
+    engine = Engine()
+    engine.run([
+        op.ConfigureScheduler(at=T0, recorded=(f"Pod/{NS}/p",)),
+        apply(NODE),
+        apply(NAMESPACE),
+        apply(bare_pod("p")),
+        delete_namespace(),
+    ])
+    with pytest.raises(op.Rejected) as refused:
+        engine.run([op.Bind(at=T1 + timedelta(seconds=1), namespace=NS, name="p", node="node-1")])
+    assert refused.value.message == forbidden('pods "p"')
 
 
 def test_a_controller_replacing_a_pod_in_a_terminating_namespace_is_refused_403() -> None:
@@ -288,11 +371,25 @@ def test_a_controller_replacing_a_pod_in_a_terminating_namespace_is_refused_403(
 
 
 @pytest.mark.parametrize("name", ["default", "kube-system", "kube-public"])
-def test_the_namespaces_a_cluster_cannot_lose_may_not_be_deleted(name: str) -> None:
+@pytest.mark.parametrize("applied", [pytest.param(True, id="applied"), pytest.param(False, id="never-applied")])
+def test_the_namespaces_a_cluster_cannot_lose_may_not_be_deleted(name: str, applied: bool) -> None:
+    # Lifecycle.Admit's immortalNamespaces, before the storage looks: they always exist upstream
     engine = Engine()
-    engine.run([apply({**NAMESPACE, "metadata": {"name": name}})])
-    with pytest.raises(op.Rejected, match=f'namespaces "{name}" is forbidden: this namespace may not be deleted'):
+    engine.run([apply({**NAMESPACE, "metadata": {"name": name}})] if applied else [])
+    with pytest.raises(op.Rejected) as refused:
         engine.run([delete_namespace(name=name)])
+    assert refused.value.message == f'namespaces "{name}" is forbidden: this namespace may not be deleted'
+
+
+def test_a_deleted_kube_node_lease_refuses_creates_while_it_terminates() -> None:
+    # not immortal: applied and deleted, it is Terminating like any other namespace
+    lease_ns = "kube-node-lease"
+    cm = {**CONFIGMAP, "metadata": {"name": "cfg", "namespace": lease_ns}}
+    engine = Engine()
+    engine.run([apply({**NAMESPACE, "metadata": {"name": lease_ns}}), apply(bare_pod("a") | {"metadata": {"name": "a", "namespace": lease_ns}}), delete_namespace(name=lease_ns)])
+    with pytest.raises(op.Rejected) as refused:
+        engine.run([apply(cm, T1 + timedelta(seconds=1))])
+    assert refused.value.message == forbidden('configmaps "cfg"', lease_ns)
 
 
 # --- kubectl's view ----------------------------------------------------------------------------------
@@ -324,3 +421,17 @@ def test_get_and_describe_show_a_terminating_namespace(tmp_path: Path, capsys: p
     assert out[5].split() == ["Type", "Status", "LastTransitionTime", "Reason", "Message"]
     assert "  NamespaceContentRemaining                    True    Fri, 20 Nov 2026 10:01:05 +0000  SomeResourcesRemain     Some resources are remaining: pods. has 1 resource instances" in out
     assert main(["get", "ns", NS, "--store", url]) == 1  # gone at the end
+
+
+def test_kubectl_delete_of_default_is_forbidden_though_the_history_never_applied_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from replay.cli import main
+
+    path = tmp_path / "history.jsonl"
+    path.write_text(json.dumps({"at": "2026-11-20T10:00:00Z", "op": "apply", "object": NODE}) + "\n")
+    url = f"sqlite:{tmp_path / 'ns.db'}"
+    assert main(["replay", str(path), "--store", url]) == 0
+    capsys.readouterr()
+    assert main(["delete", "ns", "default", "--store", url]) == 1
+    assert capsys.readouterr().err == 'Error from server (Forbidden): namespaces "default" is forbidden: this namespace may not be deleted\n'

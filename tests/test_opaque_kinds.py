@@ -351,7 +351,7 @@ def test_a_kubectl_get_list_applies_with_every_kind_in_it(tmp_path: Path, capsys
             "zk",
             [apply(ZK_NS), {"at": AT, "op": "delete", "kind": "Namespace", "name": "zk"}],
             "2026-11-20T10:00:01Z",
-            "unable to create new content in namespace zk because it is being terminated",
+            'configmaps "cfg" is forbidden: unable to create new content in namespace zk because it is being terminated',
             id="a-namespace-being-deleted-is-refused-as-terminating",
         ),
         pytest.param(

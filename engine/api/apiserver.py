@@ -19,7 +19,7 @@ from engine import events as ev
 from engine.api import admission, catalog, strategy
 from engine.api.admission_plugins import default_toleration_seconds
 from engine.api.names import generated_suffix, issued_by_replay, object_uid
-from engine.api.namespaces import IMMORTAL, finalized, is_namespace, spec_of, status_of
+from engine.api.namespaces import IMMORTAL, finalized, is_namespace, spec_of, status_of, terminating
 from engine.api.namespaces import finalizers as ns_finalizers
 from engine.api.objects import (
     FOREGROUND,
@@ -41,6 +41,7 @@ from engine.api.objects import (
     to_manifest,
 )
 from engine.api.pods import pod_grace_period, with_condition
+from engine.api.resources import plural_of
 from engine.api.state import Cluster
 from engine.api.storageclasses import default_class
 from engine.api.times import stored, whole_second
@@ -53,18 +54,6 @@ CHANGE_CAUSE = "kubernetes.io/change-cause"
 # annotations controllers write on the objects users apply (never in a user's manifest)
 CONTROLLER_ANNOTATIONS = frozenset({"deployment.kubernetes.io/revision"})
 PROPAGATION_POLICIES = ("Background", "Foreground", "Orphan")
-
-PLURALS = {
-    "Pod": "pods",
-    "Node": "nodes",
-    "DaemonSet": "daemonsets.apps",
-    "StatefulSet": "statefulsets.apps",
-    "Deployment": "deployments.apps",
-    "ReplicaSet": "replicasets.apps",
-    "ControllerRevision": "controllerrevisions.apps",
-    "PersistentVolumeClaim": "persistentvolumeclaims",
-    "Service": "services",
-}
 
 
 class Audit(msgspec.Struct, frozen=True, kw_only=True):
@@ -81,20 +70,8 @@ class Audit(msgspec.Struct, frozen=True, kw_only=True):
 Emit = Callable[..., ev.Event]
 
 
-def plural_of(kind: str) -> str:
-    """The resource name kube-apiserver's messages use: `pods`, `daemonsets.apps`, `jobs.batch`;
-    a custom resource's plural is guessed as kubectl does without discovery (lower case + s)."""
-    found = PLURALS.get(kind)
-    if found is not None:
-        return found
-    entry = catalog.BY_KIND.get(kind)
-    if entry is not None:
-        return f"{entry.plural}.{entry.group}" if entry.group else entry.plural
-    return kind.lower() + "s"
-
-
-def not_found(kind: str, name: str) -> Rejected:
-    return Rejected(f'{plural_of(kind)} "{name}" not found', field="name")
+def not_found(kind: str, name: str, cluster: Cluster | None = None) -> Rejected:
+    return Rejected(f'{plural_of(kind, cluster)} "{name}" not found', field="name")
 
 
 class ApiServer:
@@ -155,8 +132,26 @@ class ApiServer:
     def require(self, kind: str, namespace: str, name: str) -> KubeObject:
         obj = self.cluster.get(kind, "" if self.cluster.cluster_scoped(kind) else namespace, name)
         if obj is None:
-            raise not_found(kind, name)
+            raise not_found(kind, name, self.cluster)
         return obj
+
+    def forbidden_create(self, kind: str, namespace: str, name: str) -> str | None:
+        """Mirrors the NamespaceLifecycle admission plugin (Lifecycle.Admit) on a create, a
+        subresource's too (a pod's binding, an eviction): in a namespace whose phase is
+        Terminating it is 403 Forbidden, `pods "web-x" is forbidden: unable to create new
+        content in namespace team because it is being terminated` (admission.NewForbidden: the
+        resource, not the subresource, and the object's name or else its generateName); None
+        when it is admitted. Users, controllers and the scheduler's binding all ask it."""
+        if not namespace or self.cluster.cluster_scoped(kind):
+            return None  # "always allow non-namespaced resources" (a Namespace's own create)
+        namespaces = self.cluster.objects.get("Namespace")  # every create asks: lookups only
+        ns = namespaces.get(("", namespace)) if namespaces else None
+        if ns is None or not terminating(ns):
+            return None
+        return (
+            f'{plural_of(kind, self.cluster)} "{name}" is forbidden: '
+            f"unable to create new content in namespace {namespace} because it is being terminated"
+        )
 
     # --- writes --------------------------------------------------------------------------------
 
@@ -174,7 +169,7 @@ class ApiServer:
                 if self.cluster.get(kind, namespace, name) is None:
                     break
         if self.cluster.get(kind, namespace, name) is not None:
-            raise Rejected(f'{plural_of(kind)} "{name}" already exists', field="metadata.name")
+            raise Rejected(f'{plural_of(kind, self.cluster)} "{name}" already exists', field="metadata.name")
         meta = replace(
             meta,
             name=name,
@@ -253,10 +248,14 @@ class ApiServer:
         return self._emit(event, candidate, audit, stored=True)
 
     def delete(self, kind: str, namespace: str, name: str, audit: Audit, *, propagation: str = "Background", uid: str = "", force: bool = False) -> None:
+        if kind == "Namespace" and name in IMMORTAL:
+            # Lifecycle.Admit's immortalNamespaces: admission answers before the storage looks
+            # (these namespaces always exist upstream, applied or not)
+            raise Rejected(f'namespaces "{name}" is forbidden: this namespace may not be deleted', field="name")
         obj = self.cluster.get(kind, "" if self.cluster.cluster_scoped(kind) else namespace, name)
         if obj is None or (uid and obj.metadata.uid != uid):
             if audit.line:
-                raise not_found(kind, name)
+                raise not_found(kind, name, self.cluster)
             return  # a controller deleting what is already gone: nothing to do (NotFound ignored)
         if propagation not in PROPAGATION_POLICIES:
             raise Rejected(
@@ -312,8 +311,6 @@ class ApiServer:
         deletes it only once spec.finalizers is empty (before that it answers with the
         namespace, as it is); metadata finalizers hold it as any object's do."""
         meta = ns.metadata
-        if meta.name in IMMORTAL:  # the lifecycle admission plugin's immortalNamespaces
-            raise Rejected(f'namespaces "{meta.name}" is forbidden: this namespace may not be deleted', field="name")
         if meta.deletion_timestamp is None:
             finalizers = [f for f in meta.finalizers if f not in (ORPHAN, FOREGROUND)]
             if propagation == "Orphan":
@@ -430,7 +427,7 @@ class ApiServer:
         self._check_user_write(obj, old)
         if old is None:
             if namespace:
-                self._require_namespace(namespace, audit)
+                self._require_namespace(obj, audit)
             # a user's manifest cannot set the status it starts with (PrepareForCreate); the
             # engine's own creates (and test fixtures standing in for informers) go straight in
             self.create(admission.prepare_for_create(obj), audit)
@@ -448,18 +445,21 @@ class ApiServer:
         )
         self.update(replace(obj, metadata=meta), audit)
 
-    def _require_namespace(self, namespace: str, audit: Audit) -> None:
-        """The NamespaceLifecycle admission plugin: a create in a namespace that does not exist
-        (or is being deleted) is refused, except in the namespaces every cluster starts with."""
-        if namespace in catalog.INITIAL_NAMESPACES or dns1123_label(namespace):
-            return  # (a namespace that is not a valid name is refused by validation, naming why)
-        existing = self.cluster.get("Namespace", "", namespace)
-        if existing is not None:
-            if existing.metadata.deletion_timestamp is not None:
-                raise Rejected(
-                    f"unable to create new content in namespace {namespace} because it is being terminated",
-                    field="metadata.namespace",
-                )
+    def _require_namespace(self, obj: KubeObject, audit: Audit) -> None:
+        """The NamespaceLifecycle admission plugin on a user's create: refused in a namespace
+        being deleted (`forbidden_create`, whichever namespace it is) or that does not exist.
+        The namespaces every cluster starts with exist without being applied; once a history
+        deleted one (kube-node-lease: the others are immortal) it counts as made again, as
+        kube-apiserver's system namespaces controller makes it within a minute (the 404s of
+        that minute are not modelled)."""
+        meta = obj.metadata
+        namespace = meta.namespace
+        if dns1123_label(namespace):
+            return  # a namespace that is not a valid name is refused by validation, naming why
+        forbidden = self.forbidden_create(kind_of(obj), namespace, meta.name or meta.generate_name)
+        if forbidden is not None:
+            raise Rejected(forbidden, field="metadata.namespace")
+        if namespace in catalog.INITIAL_NAMESPACES or self.cluster.get("Namespace", "", namespace) is not None:
             return
         if not self.create_namespaces:
             raise Rejected(

@@ -36,6 +36,11 @@ def status_of(ns: OpaqueObject) -> dict[str, Any]:
     return status if isinstance(status, dict) else {}
 
 
+def terminating(ns: KubeObject) -> bool:
+    """A Namespace whose phase is Terminating (the API server's first delete set it)."""
+    return isinstance(ns, OpaqueObject) and status_of(ns).get("phase") == "Terminating"
+
+
 def finalized(obj: KubeObject) -> bool:
     """Nothing holds `obj` once it is being deleted: no metadata finalizer, and for a Namespace
     no spec.finalizers either (mirrors ShouldDeleteNamespaceDuringUpdate)."""

@@ -37,6 +37,7 @@ from engine.api import catalog
 from engine.api.namespaces import KUBERNETES_FINALIZER, finalizers, is_namespace, status_of
 from engine.api.objects import KubeObject, OpaqueObject, Pod
 from engine.api.pods import pod_grace_period
+from engine.api.resources import resource_of
 from engine.api.state import Cluster
 from engine.api.times import whole_second
 
@@ -65,12 +66,11 @@ def _rfc3339(t: datetime) -> str:
     return whole_second(t).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _gvr(kind: str, sample: KubeObject) -> tuple[str, str, str]:
-    """(group, version, resource) of a kind, as discovery names it."""
+def _gvr(kind: str, sample: KubeObject, cluster: Cluster) -> tuple[str, str, str]:
+    """(group, version, resource) of a kind, as discovery names it (a custom resource by its
+    CRD's spec.names.plural)."""
     group, version = catalog.split_api_version(sample.api_version)
-    entry = catalog.BY_KIND.get(kind)
-    resource = entry.plural if entry is not None else kind.lower() + "s"  # a custom resource, as kubectl guesses
-    return group, version, resource
+    return group, version, resource_of(kind, cluster, group)[1]
 
 
 def _pods_estimate(pods: Sequence[KubeObject], deleted_at: datetime, now: datetime) -> int:
@@ -175,7 +175,7 @@ class NamespaceController:
         for kind, objs in contents:
             if not objs:
                 continue
-            group, version, resource = _gvr(kind, objs[0])
+            group, version, resource = _gvr(kind, objs[0], cluster)
             kind_estimate = _pods_estimate(objs, deleted_at, now) if kind == "Pod" and not group else 0
             for obj in objs:
                 done += 1

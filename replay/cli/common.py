@@ -282,6 +282,8 @@ def server_error(exc: Exception) -> UserError:
         return UserError(f"Error from server (AlreadyExists): {message}")
     if " is invalid: " in message:
         return UserError(f"The {message}")
+    if " is forbidden: " in message:  # admission's NewForbidden (NamespaceLifecycle)
+        return UserError(f"Error from server (Forbidden): {message}")
     return UserError(f"error: {field + ': ' if field else ''}{message}")
 
 

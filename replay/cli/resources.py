@@ -265,7 +265,7 @@ def _labels(obj: Any) -> dict[str, str]:
 
 
 def plural(kind: str) -> str:
-    from engine.api.apiserver import plural_of
+    from engine.api.resources import plural_of
 
     return plural_of(kind)
 
