@@ -6,6 +6,13 @@ Events are what the components would have recorded through their EventRecorders 
 the log shows them acting; each rule names the upstream call it mirrors. They are derived, never
 stored: a replay's log stays the single source of truth. Identical events about one object
 (same type, reason, message and source) are counted as the event correlator counts them.
+
+Events live in a namespace like any content, so a namespace being deleted ends them as it ends
+the rest: once it is Terminating no new Event is created in it (the NamespaceLifecycle admission
+plugin refuses the recorder's create; an identical event still raises the count of one that is
+there, a patch, which admission lets through), and the namespace controller's content deletion
+deletes those it holds (deleteAllContent's deleteCollection of events, in the sync that then
+writes the namespace's conditions: they go at that write, or when the namespace goes).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from engine.api.objects import API_VERSIONS, CLUSTER_SCOPED, KubeObject, Pod, Se
 from engine.api.state import Cluster
 from engine.api.times import whole_second
 from engine.controllers.evictions import UPDATE_PREFIX
+from engine.controllers.namespace import NAME as NAMESPACE_CONTROLLER
 
 TAINT_EVICTION = "taint-eviction-controller"
 
@@ -58,6 +66,21 @@ class _Recorder:
         self.events: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
         self.uids: dict[tuple[str, str, str], str] = {}  # the current uid of every object seen
         self.previous: dict[tuple[str, str, str], KubeObject] = {}
+        self.closed: set[str] = set()  # namespaces being deleted, or gone: no Event is created there
+
+    def namespace_event(self, e: ev.ObjectEvent | ev.ObjectDeleted) -> None:
+        """Follow a Namespace's lifecycle: Terminating closes it to new Events, the namespace
+        controller's content deletion (its first write to the namespace) or the namespace's
+        end deletes those it holds, a Namespace created again opens it."""
+        name = e.object.metadata.name if isinstance(e, ev.ObjectEvent) else e.name
+        if isinstance(e, ev.ObjectCreated):
+            self.closed.discard(name)
+        elif isinstance(e, ev.DeletionStarted):
+            self.closed.add(name)
+        if isinstance(e, ev.ObjectDeleted) or e.by == NAMESPACE_CONTROLLER:
+            self.closed.add(name)
+            for key in [k for k, event in self.events.items() if event["metadata"]["namespace"] == name]:
+                del self.events[key]
 
     def record(self, at: datetime, position: int, involved: dict[str, str], type_: str, reason: str, message: str, component: str, host: str = "") -> None:
         key = (involved["uid"] or f"{involved['kind']}/{involved['namespace']}/{involved['name']}", type_, reason, message, component)
@@ -68,6 +91,8 @@ class _Recorder:
             found["metadata"]["resourceVersion"] = str(position)
             return
         namespace = involved["namespace"] or "default"  # events about cluster-scoped objects live in default
+        if namespace in self.closed:
+            return  # Lifecycle.Admit refuses the create; the recorder drops the event
         nanos = int(at.timestamp()) * 1_000_000_000 + at.microsecond * 1000 + position
         source = {"component": component, **({"host": host} if host else {})}
         self.events[key] = {
@@ -130,6 +155,8 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
     departed: dict[tuple[str, str], Pod] = {}  # the last version of each pod deleted
     for e in log:
         subject = ev.subject(e)
+        if subject is not None and subject[0] == "Namespace" and isinstance(e, ev.ObjectEvent | ev.ObjectDeleted):
+            rec.namespace_event(e)
         if e.by == TAINT_EVICTION:
             _taint_eviction(rec, e, evicting)
         if isinstance(e, ev.ObjectDeleted) and e.kind == "Pod":

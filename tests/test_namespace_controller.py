@@ -392,6 +392,43 @@ def test_a_deleted_kube_node_lease_refuses_creates_while_it_terminates() -> None
     assert refused.value.message == forbidden('configmaps "cfg"', lease_ns)
 
 
+# --- Events: content of the namespace like any other ----------------------------------------------
+
+
+def events_in(engine: Engine, until: datetime, ns: str = NS) -> list[tuple[str, str, str]]:
+    """The derived Events in the namespace as of `until`: (reason, involved kind, involved name)."""
+    from replay.derived import derive_events
+
+    found = derive_events(e for e in engine.events if e.at <= until)
+    return sorted((e["reason"], e["involvedObject"]["kind"], e["involvedObject"]["name"]) for e in found if e["metadata"]["namespace"] == ns)
+
+
+def test_a_namespaces_events_go_with_its_content_and_none_are_created_while_it_terminates() -> None:
+    engine = started(20, DEPLOYMENT)
+    pods = sorted(name for (ns, name) in engine.cluster.objects["Pod"] if ns == NS)
+    before = events_in(engine, T0)
+    assert ("ScalingReplicaSet", "Deployment", "web") in before and ("Started", "Pod", pods[0]) in before
+    # a pod deleted in the 5 s before the controller's first sync: the kubelet's Killing and the
+    # ReplicaSet's FailedCreate (its replacement refused 403) are refused Events too
+    engine.run([delete_namespace(), op.Delete(at=T1 + timedelta(seconds=2), kind="Pod", namespace=NS, name=pods[0])])
+    assert any(isinstance(e, ev.RequestRefused) and e.reason == "FailedCreate" for e in engine.events)
+    assert events_in(engine, T1 + timedelta(seconds=4)) == before
+    # the controller's first sync deletes them (deleteAllContent: events are namespaced content)
+    engine.run([op.Advance(at=T1 + timedelta(minutes=1))])
+    assert events_in(engine, T1 + timedelta(seconds=5)) == []
+    assert events_in(engine, T1 + timedelta(minutes=1)) == []  # the pods' Killing at +25 s never made it
+    assert namespace(engine) is None
+
+
+def test_events_in_a_namespace_made_again_are_recorded() -> None:
+    engine = Engine()
+    engine.run([apply(NODE), apply(NAMESPACE), delete_namespace(), op.Advance(at=T1 + timedelta(minutes=1))])
+    assert namespace(engine) is None
+    again = T1 + timedelta(minutes=2)
+    engine.run([apply(NAMESPACE, again), apply(bare_pod("a"), again)])
+    assert ("Scheduled", "Pod", "a") in events_in(engine, again)
+
+
 # --- kubectl's view ----------------------------------------------------------------------------------
 
 
@@ -435,3 +472,41 @@ def test_kubectl_delete_of_default_is_forbidden_though_the_history_never_applied
     capsys.readouterr()
     assert main(["delete", "ns", "default", "--store", url]) == 1
     assert capsys.readouterr().err == 'Error from server (Forbidden): namespaces "default" is forbidden: this namespace may not be deleted\n'
+
+
+@pytest.mark.parametrize(
+    "at, describe_events, get_events",
+    [
+        pytest.param("2026-11-20T10:01:03Z", ["Scheduled", "Pulled", "Created", "Started"], ["LAST", "Scheduled", "Pulled", "Created", "Started"], id="terminating-its-events-are-still-there"),
+        pytest.param("2026-11-20T10:01:10Z", ["<none>"], [], id="after-the-controllers-first-sync-they-are-gone"),
+    ],
+)
+def test_describe_and_get_events_agree_on_a_terminating_namespaces_events(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], at: str, describe_events: list[str], get_events: list[str]
+) -> None:
+    import json
+
+    from replay.cli import main
+
+    lines = [
+        {"at": "2026-11-20T10:00:00Z", "op": "apply", "object": NODE},
+        {"at": "2026-11-20T10:00:00Z", "op": "kubelet", "stopAfter": "20s"},
+        {"at": "2026-11-20T10:00:00Z", "op": "apply", "object": NAMESPACE},
+        {"at": "2026-11-20T10:00:00Z", "op": "apply", "object": bare_pod("a")},
+        {"at": "2026-11-20T10:01:00Z", "op": "delete", "kind": "ns", "name": NS},
+    ]
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    url = f"sqlite:{tmp_path / 'ns.db'}"
+    assert main(["replay", str(path), "--store", url]) == 0
+    capsys.readouterr()
+    assert main(["describe", "pod", "a", "-n", NS, "--at", at, "--store", url]) == 0  # the pod is still terminating
+    out = capsys.readouterr().out.splitlines()
+    events = out[next(i for i, line in enumerate(out) if line.startswith("Events:")) :]
+    got = [line.split()[1] for line in events[3:]] if len(events) > 1 else [events[0].split()[-1]]
+    assert got == describe_events
+    assert main(["get", "events", "-n", NS, "--at", at, "--store", url]) == 0
+    captured = capsys.readouterr()
+    assert [line.split()[2] if i else "LAST" for i, line in enumerate(captured.out.splitlines())] == get_events
+    if not get_events:
+        assert captured.err == f"No resources found in {NS} namespace.\n"

@@ -100,7 +100,8 @@ def cmd_describe(args: argparse.Namespace) -> int:
                 events = derived.events_about(derived.derive_events(related), info.obj)
             elif info.kind in OWN_STREAM_EVENTS and not isinstance(info.obj, dict):
                 # a store written before the index: a pod's or a node's own stream
-                events = derived.events_about(derived.derive_events(store.stream(info.kind, info.namespace, info.name, upto=cluster.position if travelled else None)), info.obj)
+                own = store.stream(info.kind, info.namespace, info.name, upto=cluster.position if travelled else None)
+                events = derived.events_about(derived.derive_events(_with_namespace(store, own, info.namespace, cluster.position if travelled else None)), info.obj)
             else:
                 if whole_log is None:
                     whole_log = derived.events(cluster, store)
@@ -133,6 +134,20 @@ def _related(store: Any, info: Any, upto: int | None) -> list[Any] | None:
     for stream in dependents:
         found.update((e.position, e) for e in stream)
     found.update((e.position, e) for e in mentions)
+    return _with_namespace(store, [found[p] for p in sorted(found)], info.namespace, upto)
+
+
+def _with_namespace(store: Any, events: list[Any], namespace: str, upto: int | None) -> list[Any]:
+    """`events` and those of the object's Namespace, in log order: when it turned Terminating and
+    when the namespace controller deleted its content decide which Events are left
+    (replay.derived)."""
+    if not namespace:
+        return events
+    lifecycle = store.stream("Namespace", "", namespace, upto=upto)
+    if not lifecycle:
+        return events
+    found = {e.position: e for e in events}
+    found.update((e.position, e) for e in lifecycle)
     return [found[p] for p in sorted(found)]
 
 
