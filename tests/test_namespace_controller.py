@@ -16,7 +16,7 @@ from engine import events as ev
 from engine import operations as op
 from engine.api.namespaces import finalizers, status_of
 from engine.api.objects import OpaqueObject, decode_object
-from engine.controllers.namespace import NAME, _conditions
+from engine.controllers.namespace import NAME, NamespaceController, _conditions
 from engine.events import KubeletPolicy
 from engine.loop import Engine
 
@@ -183,31 +183,63 @@ def test_a_terminating_namespace_says_what_remains_in_its_conditions() -> None:
     assert conditions["NamespaceFinalizersRemaining"]["status"] == "False"
 
 
+NOW = datetime(2026, 11, 20, 10, 0, 0, 500000, tzinfo=UTC)
+STAMP = "2026-11-20T10:00:00Z"  # NOW as a metav1.Time
+EARLIER = "2026-11-20T09:00:00Z"
+OK = {
+    "NamespaceDeletionDiscoveryFailure": ("ResourcesDiscovered", "All resources successfully discovered"),
+    "NamespaceDeletionGroupVersionParsingFailure": ("ParsedGroupVersions", "All legacy kube types successfully parsed"),
+    "NamespaceDeletionContentFailure": ("ContentDeleted", "All content successfully deleted, may be waiting on finalization"),
+    "NamespaceContentRemaining": ("ContentRemoved", "All content successfully removed"),
+    "NamespaceFinalizersRemaining": ("ContentHasNoFinalizers", "All content-preserving finalizers finished"),
+}
+D, G, C, R, F = OK
+
+
+def ok(type_: str, at: str = STAMP) -> dict[str, str]:
+    """newSuccessfulCondition."""
+    return {"type": type_, "status": "False", "lastTransitionTime": at, "reason": OK[type_][0], "message": OK[type_][1]}
+
+
 @pytest.mark.parametrize(
     "old, failures, expected",
     [
-        # status_condition_utils_test.go TestUpdateConditions: missing types get their ok variant
-        pytest.param([], {}, [("NamespaceDeletionDiscoveryFailure", "False", "ResourcesDiscovered", "T"), ("NamespaceDeletionGroupVersionParsingFailure", "False", "ParsedGroupVersions", "T"), ("NamespaceDeletionContentFailure", "False", "ContentDeleted", "T"), ("NamespaceContentRemaining", "False", "ContentRemoved", "T"), ("NamespaceFinalizersRemaining", "False", "ContentHasNoFinalizers", "T")], id="no-conditions-yet-all-five-are-added-ok"),
+        # status_condition_utils_test.go TestUpdateConditions, whose rows compare the list in order
+        pytest.param([], {}, [ok(D), ok(G), ok(C), ok(R), ok(F)], id="no-conditions-yet-all-five-are-added-ok"),
+        pytest.param([{"type": "unknown", "status": "True"}], {}, [{"type": "unknown", "status": "True"}, ok(D), ok(G), ok(C), ok(R), ok(F)], id="leave-unknown"),
+        pytest.param([{"type": D, "status": "True"}], {}, [ok(D), ok(G), ok(C), ok(R), ok(F)], id="replace-with-success"),
+        pytest.param([{"type": G, "status": "True"}, {"type": D, "status": "True"}], {}, [ok(G), ok(D), ok(C), ok(R), ok(F)], id="leave-different-order"),
         pytest.param(
-            [{"type": "NamespaceContentRemaining", "status": "True", "lastTransitionTime": "2026-11-20T09:00:00Z", "reason": "SomeResourcesRemain", "message": "old"}],
-            {"NamespaceContentRemaining": ("SomeResourcesRemain", "new")},
-            [("NamespaceContentRemaining", "True", "SomeResourcesRemain", "2026-11-20T09:00:00Z")],
+            [{"type": G, "status": "False"}, {"type": D, "status": "True"}],
+            {G: ("foo", "bar")},
+            [{"type": G, "status": "True", "lastTransitionTime": STAMP, "reason": "foo", "message": "bar"}, ok(D), ok(C), ok(R), ok(F)],
+            id="overwrite-with-failure",
+        ),
+        pytest.param(
+            [{"type": D, "status": "True"}],
+            {G: ("foo", "bar")},
+            [ok(D), {"type": G, "status": "True", "lastTransitionTime": STAMP, "reason": "foo", "message": "bar"}, ok(C), ok(R), ok(F)],
+            id="write-new-failure",
+        ),
+        pytest.param(
+            [{"type": R, "status": "True", "lastTransitionTime": EARLIER, "reason": "SomeResourcesRemain", "message": "old"}],
+            {R: ("SomeResourcesRemain", "new")},
+            [{"type": R, "status": "True", "lastTransitionTime": EARLIER, "reason": "SomeResourcesRemain", "message": "new"}, ok(D), ok(G), ok(C), ok(F)],
             id="a-changed-message-keeps-the-transition-time",
         ),
         pytest.param(
-            [{"type": "NamespaceContentRemaining", "status": "True", "lastTransitionTime": "2026-11-20T09:00:00Z", "reason": "SomeResourcesRemain", "message": "old"}],
+            [{"type": R, "status": "True", "lastTransitionTime": EARLIER, "reason": "SomeResourcesRemain", "message": "old"}],
             {},
-            [("NamespaceContentRemaining", "False", "ContentRemoved", "T")],
+            [ok(R), ok(D), ok(G), ok(C), ok(F)],
             id="a-changed-status-moves-the-transition-time",
         ),
+        pytest.param([ok(D, EARLIER)], {}, [ok(D, EARLIER), ok(G), ok(C), ok(R), ok(F)], id="an-unchanged-condition-keeps-its-transition-time"),
     ],
 )
 def test_conditions_are_updated_as_update_conditions_does(old: list, failures: dict, expected: list) -> None:
-    now = datetime(2026, 11, 20, 10, 0, 0, 500000, tzinfo=UTC)
-    got = {c["type"]: (c["type"], c["status"], c["reason"], c["lastTransitionTime"]) for c in _conditions(old, failures, now)}
-    assert len(got) == 5
-    for type_, status, reason, at in expected:
-        assert got[type_] == (type_, status, reason, "2026-11-20T10:00:00Z" if at == "T" else at)
+    before = [dict(c) for c in old]
+    assert _conditions(old, failures, NOW) == expected
+    assert old == before  # the stored status is not touched
 
 
 # --- finalizers: what holds a namespace, and content held by them ----------------------------------
@@ -274,6 +306,35 @@ def test_several_kinds_and_finalizers_remaining_are_counted_sorted_and_comma_joi
         "NamespaceContentRemaining": "Some resources are remaining: configmaps. has 2 resource instances, secrets. has 2 resource instances",
         "NamespaceFinalizersRemaining": "Some content in the namespace has finalizers remaining: kubedb in 2 resource instances, service-catalog in 3 resource instances",
     }
+
+
+def test_a_pod_outliving_its_grace_period_is_a_content_failure_retried_with_backoff_until_it_goes() -> None:
+    # deleteAllContentForGroupVersionResource's error branch: the estimate is 0 once the grace
+    # period has passed since the deletion, the pod (no finalizer) is still listed
+    engine = started(20, bare_pod("a", grace=10))  # containers take 20 s, killed at the 10 s grace period
+    engine.run([delete_namespace(), op.Advance(at=T1 + timedelta(seconds=11))])
+    ns = namespace(engine)
+    assert ns is not None
+    failure = next(c for c in status_of(ns)["conditions"] if c["type"] == "NamespaceDeletionContentFailure")
+    assert (failure["status"], failure["reason"], failure["message"]) == (
+        "True",
+        "ContentDeletionFailed",
+        f"Failed to delete all resource types, 1 remaining: unexpected items still remain in namespace: {NS} for gvr: /v1, Resource=pods",
+    )
+    engine.run([op.Advance(at=T1 + timedelta(minutes=2))])
+    failed = [e for e in engine.events if isinstance(e, ev.SyncFailed) and e.owner == NAME]
+    assert [e.due - e.at for e in failed][:4] == [timedelta(milliseconds=ms) for ms in (5, 10, 20, 40)]  # nsControllerRateLimiter
+    assert deleted_at(engine, "Pod", "a") == T1 + timedelta(seconds=15)
+    # the first retry after the pod went (5 ms doubling: 10 s + 5 + 10 + ... + 2560 ms = 15.115 s)
+    assert namespace(engine) is None and deleted_at(engine, "Namespace", NS, "") == T1 + timedelta(seconds=15, milliseconds=115)
+
+
+def test_an_active_namespace_is_left_alone() -> None:
+    # namespaced_resources_deleter_test.go TestSyncNamespaceThatIsActive: no action
+    engine = started(0, CONFIGMAP)
+    engine.run([op.Advance(at=T1 + timedelta(hours=1))])
+    assert NamespaceController().reconcile(NS, engine.cluster, T1) == []
+    assert not [e for e in engine.events if e.by == NAME]
 
 
 def test_deleting_an_empty_namespace_removes_it_at_the_controllers_first_sync() -> None:

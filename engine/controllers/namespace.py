@@ -96,21 +96,21 @@ def _stays(obj: KubeObject) -> bool:
 
 
 def _conditions(old: list[Any], failures: dict[str, tuple[str, str]], now: datetime) -> list[Any]:
-    """updateConditions: each of the five condition types, its failure if it has one, else its
-    ok variant; a changed condition keeps its lastTransitionTime unless its status changed."""
-    out = [c for c in old if isinstance(c, dict) and c.get("type") not in {t for t, _, _ in CONDITIONS}]
-    by_type = {c.get("type"): c for c in old if isinstance(c, dict)}
+    """Mirrors updateConditions: for each of the five condition types (conditionTypes order),
+    its failure if it has one, else its ok variant; a condition there is updated where it
+    stands (its lastTransitionTime moves only when its status changes), a missing one is
+    appended. Other conditions stay as they are."""
+    conditions = [dict(c) if isinstance(c, dict) else c for c in old]  # the stored list is not touched
     for type_, ok_reason, ok_message in CONDITIONS:
         status, (reason, message) = ("True", failures[type_]) if type_ in failures else ("False", (ok_reason, ok_message))
-        before = by_type.get(type_)
+        before = next((c for c in conditions if isinstance(c, dict) and c.get("type") == type_), None)
         if before is None:
-            out.append({"type": type_, "status": status, "lastTransitionTime": _rfc3339(now), "reason": reason, "message": message})
-            continue
-        changed_status = before.get("status") != status
-        out.append({**before, "status": status, "reason": reason, "message": message, **({"lastTransitionTime": _rfc3339(now)} if changed_status else {})})
-    # the API server keeps them in the order written: the ones it had, then the new ones
-    order = [c.get("type") for c in old if isinstance(c, dict)]
-    return sorted(out, key=lambda c: order.index(c["type"]) if c["type"] in order else len(order))
+            conditions.append({"type": type_, "status": status, "lastTransitionTime": _rfc3339(now), "reason": reason, "message": message})
+        elif (before.get("status"), before.get("reason"), before.get("message")) != (status, reason, message):
+            if before.get("status") != status:
+                before["lastTransitionTime"] = _rfc3339(now)
+            before.update(status=status, reason=reason, message=message)
+    return conditions
 
 
 class NamespaceController:
@@ -150,14 +150,11 @@ class NamespaceController:
         ns = cluster.get("Namespace", "", key)
         if not isinstance(ns, OpaqueObject) or not is_namespace(ns) or ns.metadata.deletion_timestamp is None:
             return []
-        out: list[cmd.Command] = []
-        status = status_of(ns)
-        if status.get("phase") != "Terminating":  # updateNamespaceStatusFunc
-            status = {**status, "phase": "Terminating"}
-            out.append(cmd.UpdateNamespaceStatus(name=key, status=status, reason="namespace-terminating", message=f"namespace {key} is being deleted: its phase is Terminating"))
+        # updateNamespaceStatusFunc has nothing to write: the API server's delete set the phase
+        # Terminating with the deletionTimestamp, and nothing else writes it
         if KUBERNETES_FINALIZER not in finalizers(ns):
-            return out  # finalized: what holds it now is someone else's
-        return out + self._delete_all_content(ns, status, cluster, now)
+            return []  # finalized: what holds it now is someone else's
+        return self._delete_all_content(ns, status_of(ns), cluster, now)
 
     def _delete_all_content(self, ns: OpaqueObject, status: dict[str, Any], cluster: Cluster, now: datetime) -> list[cmd.Command]:
         name = ns.metadata.name

@@ -50,7 +50,7 @@ from replay.printers.sections import (
     tolerations_multiline,
 )
 from replay.printers.tabwriter import tabwrite
-from replay.printers.times import age_since, aware, rfc1123z
+from replay.printers.times import age_since, aware, parse_time, rfc1123z
 
 
 def _owned_pods(obj: KubeObject, cluster: Cluster | None) -> list[Pod] | None:
@@ -473,19 +473,9 @@ def _describe_namespace(w: PrefixWriter, body: dict[str, Any]) -> None:
         w(1, "Type\tStatus\tLastTransitionTime\tReason\tMessage\n")
         w(1, "----\t------\t------------------\t------\t-------\n")
         for c in conditions:
-            w(1, f"{c.get('type', '')}\t{c.get('status', '')}\t{rfc1123z(_time_or_none(c.get('lastTransitionTime')))}\t{c.get('reason', '')}\t{c.get('message', '')}\n")
+            w(1, f"{c.get('type', '')}\t{c.get('status', '')}\t{rfc1123z(parse_time(c.get('lastTransitionTime')))}\t{c.get('reason', '')}\t{c.get('message', '')}\n")
     w(0, "\nNo resource quota.\n")
     w(0, "\nNo LimitRange resource.\n")
-
-
-def _time_or_none(text: Any) -> datetime | None:
-    """An RFC 3339 time of an opaque object's body (a zero time when there is none)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _describe_endpoints(w: PrefixWriter, body: dict[str, Any]) -> None:

@@ -46,18 +46,7 @@ from replay.printers.fields import (
     service_type,
 )
 from replay.printers.tabwriter import tabwrite
-from replay.printers.times import age_since
-
-
-def _parse_time(value: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        return value
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
+from replay.printers.times import age_since, parse_time
 
 
 def _containers_cells(containers: Sequence[Container]) -> list[str]:
@@ -92,7 +81,7 @@ def _pod_status(pod: Pod, now: datetime) -> tuple[str, int, str]:
             if not isinstance(cs, dict):
                 continue
             restarts += int(cs.get("restartCount") or 0)
-            finished = _parse_time(
+            finished = parse_time(
                 ((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt")
             )
             if finished is not None and (last_restart is None or finished > last_restart):
@@ -427,7 +416,7 @@ def _meta(body: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _age_of(body: Mapping[str, Any], now: datetime) -> str:
-    created = _parse_time(_meta(body).get("creationTimestamp"))
+    created = parse_time(_meta(body).get("creationTimestamp"))
     return age_since(created, now) if created is not None else "<unknown>"
 
 
@@ -439,9 +428,9 @@ def _event_source(source: Mapping[str, Any]) -> str:
 
 def _event_row(body: Mapping[str, Any], now: datetime, wide: bool) -> list[str]:
     """mirrors printEvent."""
-    first_time = _parse_time(body.get("firstTimestamp")) or _parse_time(body.get("eventTime"))
+    first_time = parse_time(body.get("firstTimestamp")) or parse_time(body.get("eventTime"))
     first = age_since(first_time, now) if first_time is not None else "<unknown>"
-    last_time = _parse_time(body.get("lastTimestamp"))
+    last_time = parse_time(body.get("lastTimestamp"))
     last = age_since(last_time, now) if last_time is not None else first
     involved = body.get("involvedObject") or {}
     kind = str(involved.get("kind", "")).lower()

@@ -7,6 +7,20 @@ cell (translateTimestampSince); `rfc1123z` is Go's time.RFC1123Z that describe p
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An RFC 3339 time of a manifest body (`2026-11-20T10:01:05Z`), None when there is none or
+    it does not parse (printed as kubectl prints a zero time)."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
 
 
 def _trunc_div(a: int, b: int) -> int:
