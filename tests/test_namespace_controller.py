@@ -481,6 +481,24 @@ def test_a_namespaces_events_go_with_its_content_and_none_are_created_while_it_t
     assert namespace(engine) is None
 
 
+def test_an_identical_event_in_a_terminating_namespace_counts_up_the_one_there_a_new_one_is_refused() -> None:
+    # the recorder patches an event it has seen (admission lets updates through) and creates a
+    # new one (refused: NewForbidden), until the controller's content deletion removes them
+    from replay.derived import _Recorder
+
+    ns = decode_object(NAMESPACE)
+    involved = {"apiVersion": "v1", "kind": "Pod", "name": "p", "namespace": NS, "uid": "u"}
+    rec = _Recorder()
+    rec.record(T0, 1, involved, "Warning", "BackOff", "same", "kubelet")
+    rec.namespace_event(ev.OpaqueDeletionStarted(position=2, at=T1, by="kubectl", object=ns))
+    rec.record(T1, 3, involved, "Warning", "BackOff", "same", "kubelet")
+    rec.record(T1, 4, involved, "Normal", "Killing", "new", "kubelet")
+    assert [(e["reason"], e["count"]) for e in rec.events.values()] == [("BackOff", 2)]
+    rec.namespace_event(ev.OpaqueObjectUpdated(position=5, at=T1 + timedelta(seconds=5), by=NAME, object=ns))
+    rec.record(T1, 6, involved, "Warning", "BackOff", "same", "kubelet")
+    assert rec.events == {}
+
+
 def test_events_in_a_namespace_made_again_are_recorded() -> None:
     engine = Engine()
     engine.run([apply(NODE), apply(NAMESPACE), delete_namespace(), op.Advance(at=T1 + timedelta(minutes=1))])
