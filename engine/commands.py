@@ -91,7 +91,17 @@ class DeleteObject(Command, kw_only=True):
     force: bool = False  # skip graceful termination (as PodGC does)
 
 
-def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False, group: int = 0, chain: int = 0, not_found_ok: bool = False) -> DeleteObject:
+def delete_of(
+    obj: KubeObject,
+    reason: str,
+    message: str,
+    *,
+    force: bool = False,
+    group: int = 0,
+    chain: int = 0,
+    not_found_ok: bool = False,
+    propagation_policy: str = "Background",
+) -> DeleteObject:
     """Delete `obj`: this incarnation (its uid is the precondition) for the clients that send
     one; the workload controllers delete by name (`engine.loop.Engine.execute`)."""
     meta = obj.metadata
@@ -100,6 +110,7 @@ def delete_of(obj: KubeObject, reason: str, message: str, *, force: bool = False
         namespace=meta.namespace,
         name=meta.name,
         uid=meta.uid,
+        propagation_policy=propagation_policy,
         force=force,
         reason=reason,
         message=message,
