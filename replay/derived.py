@@ -159,7 +159,7 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
             kind, namespace, name = subject
             involved = {"apiVersion": API_VERSIONS.get(kind, "v1"), "kind": kind, "name": name, "namespace": namespace, "uid": rec.uids.get(subject, "")}
             rec.record(e.at, e.position, involved, "Warning", e.reason, e.message, e.by)
-        elif isinstance(e, ev.EvictionCancelled):
+        elif isinstance(e, ev.EvictionCancelled) and not e.ran:  # a ran worker's key goes silently
             namespace, _, name = e.key.partition("/")
             # the pod may be gone already (handlePodUpdate cancels when it finds it deleted)
             pod = rec.previous.get(("Pod", namespace, name)) or departed.get((namespace, name))
