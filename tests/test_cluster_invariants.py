@@ -1899,6 +1899,25 @@ def test_upstream_taint_eviction_rows_on_running_and_terminating_pods(
     assert moves == want_moves
 
 
+@pytest.mark.parametrize("terminating", [False, True], ids=["running-pod", "terminating-pod"])
+def test_lengthening_a_toleration_does_not_delay_the_scheduled_eviction_as_upstream_TestUpdatePod(terminating: bool) -> None:
+    # TestUpdatePod "lengthening toleration shouldn't work": processPodOnNode keeps the worker
+    # whose CreatedAt + the new toleration is later than its trigger time
+    node = make_node("a", taints=[NO_EXECUTE_DEDICATED])
+    engine = run([kubelet(stop_after_seconds=60), *apply(node, make_pod("p", tolerations=[TOLERATION_POOL[1]]))])
+    if terminating:
+        engine.run([op.Delete(at=T0 + timedelta(seconds=1), kind="Pod", namespace=NS, name="p")])
+    longer = {**TOLERATION_POOL[1], "tolerationSeconds": 100}
+    engine.run([op.Apply(at=T0 + timedelta(seconds=2), object=make_pod("p", tolerations=[longer]))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=20))])
+    evicted = [
+        int((e.at - T0).total_seconds())
+        for e in engine.events
+        if isinstance(e, ev.TerminatingPodEvicted) or (isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION)
+    ]
+    assert evicted == [TOLERATION_SECONDS]
+
+
 # --- re-applying a pod's manifest -------------------------------------------------------------
 
 
