@@ -16,12 +16,16 @@ from typing import Any
 
 from engine import events as ev
 from engine.api.catalog import INITIAL_NAMESPACES
+from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
 from engine.api.objects import API_VERSIONS, CLUSTER_SCOPED, KubeObject, Pod, Service, kind_of
 from engine.api.state import Cluster
 from engine.api.times import whole_second
 from engine.controllers.evictions import UPDATE_PREFIX
 
 TAINT_EVICTION = "taint-eviction-controller"
+# the releases whose taint manager names the pod in its Events without an apiVersion (the
+# nodelifecycle NoExecuteTaintManager's ObjectReference; kubernetes/kubernetes issue #114083)
+TAINT_EVENTS_WITHOUT_API_VERSION = ("1.18",)
 
 WORKLOAD_CONTROLLERS = {
     "DaemonSet": "daemonset-controller",
@@ -104,6 +108,17 @@ def _ref(obj: KubeObject) -> dict[str, str]:
     }
 
 
+def _taint_manager_ref(namespace: str, name: str, release: str) -> dict[str, str]:
+    """Mirrors emitPodDeletionEvent and emitCancelPodDeletionEvent's ObjectReference: the pod's
+    kind, name and namespace, and apiVersion v1 but on 1.18; never its uid. kubectl describe
+    pod finds a pod's Events with a field selector naming its uid (searchEvents), so it does not
+    show these; kubectl get events does."""
+    ref = {"apiVersion": "v1", "kind": "Pod", "name": name, "namespace": namespace, "uid": ""}
+    if release in TAINT_EVENTS_WITHOUT_API_VERSION:
+        ref["apiVersion"] = ""
+    return ref
+
+
 def _owner_ref(namespace: str, owner: Any) -> dict[str, str]:
     return {"apiVersion": owner.api_version, "kind": owner.kind, "name": owner.name, "namespace": namespace, "uid": owner.uid}
 
@@ -128,10 +143,13 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
     deleting: set[str] = set()  # pods whose controller deletion was already recorded
     evicting: set[tuple[str, str]] = set()  # pods a deletePodHandler run is at
     departed: dict[tuple[str, str], Pod] = {}  # the last version of each pod deleted
+    release = DEFAULT_KUBERNETES_VERSION  # the log's ClusterConfigured says which
     for e in log:
         subject = ev.subject(e)
+        if isinstance(e, ev.ClusterConfigured):
+            release = e.kubernetes_version
         if e.by == TAINT_EVICTION:
-            _taint_eviction(rec, e, evicting)
+            _taint_eviction(rec, e, evicting, release)
         if isinstance(e, ev.ObjectDeleted) and e.kind == "Pod":
             evicting.discard((e.namespace, e.name))  # a pod made again under the name is another
         if isinstance(e, ev.ObjectEvent):
@@ -165,11 +183,11 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
             pod = rec.previous.get(("Pod", namespace, name)) or departed.get((namespace, name))
             if isinstance(pod, Pod):
                 # mirrors emitCancelPodDeletionEvent
-                rec.record(e.at, e.position, _ref(pod), "Normal", "TaintManagerEviction", f"Cancelling deletion of Pod {namespace}/{name}", "taint-eviction-controller")
+                rec.record(e.at, e.position, _taint_manager_ref(namespace, name, release), "Normal", "TaintManagerEviction", f"Cancelling deletion of Pod {namespace}/{name}", TAINT_EVICTION)
     return list(rec.events.values())
 
 
-def _taint_eviction(rec: _Recorder, e: ev.Event, evicting: set[tuple[str, str]]) -> None:
+def _taint_eviction(rec: _Recorder, e: ev.Event, evicting: set[tuple[str, str]], release: str) -> None:
     """Mirrors deletePodHandler's emitPodDeletionEvent: "Marking for deletion" once a run of the
     handler, before its first attempt (the DisruptionTarget patch or the delete), whether or not
     the attempts go through; a run ends when its failures are forgotten (it succeeded, or gave
@@ -194,7 +212,7 @@ def _taint_eviction(rec: _Recorder, e: ev.Event, evicting: set[tuple[str, str]])
     if key in evicting:
         return
     evicting.add(key)
-    rec.record(e.at, e.position, _ref(pod), "Normal", "TaintManagerEviction", f"Marking for deletion Pod {key[0]}/{key[1]}", TAINT_EVICTION)
+    rec.record(e.at, e.position, _taint_manager_ref(*key, release), "Normal", "TaintManagerEviction", f"Marking for deletion Pod {key[0]}/{key[1]}", TAINT_EVICTION)
 
 
 def _object_event(rec: _Recorder, e: ev.ObjectEvent, obj: KubeObject, previous: KubeObject | None, deleting: set[str]) -> None:
