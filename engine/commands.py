@@ -216,6 +216,7 @@ class ScheduleEviction(Command, kw_only=True):
 
 class CancelEviction(Command, kw_only=True):
     key: str
+    ran: bool = False  # the key of a worker that already ran: forgotten without an Event
 
 
 class EvictTerminatingPod(Command, kw_only=True):

@@ -231,9 +231,15 @@ class EvictionScheduled(Event, kw_only=True):
 
 
 class EvictionCancelled(Event, kw_only=True):
-    """A scheduled eviction is off: the pod tolerates forever, or no NoExecute taint is left."""
+    """The taint manager's CancelWork for pod `key` found its key in the timed worker queue: a
+    scheduled eviction is off (the pod tolerates forever, no NoExecute taint is left, work
+    replacing it comes, or the pod is gone), with its "Cancelling deletion" Event; or, `ran`,
+    the key was that of a worker that had already run, which up to 1.32 the queue keeps after
+    a run that went through (getWrappedWorkerFunc): it is forgotten, and no Event is recorded
+    (CancelWork returns false)."""
 
     key: str
+    ran: bool = False
 
 
 class EvictionAbandoned(Event, kw_only=True):

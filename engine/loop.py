@@ -614,7 +614,7 @@ class Engine:
                     )
                     self._set_timer(by, timer, audit)
                 case cmd.CancelEviction():
-                    self._record(ev.EvictionCancelled, audit, key=command.key)
+                    self._record(ev.EvictionCancelled, audit, key=command.key, ran=command.ran)
                 case cmd.EvictTerminatingPod():
                     self._record(ev.TerminatingPodEvicted, audit, key=command.key)
                 case cmd.AbandonEviction():

@@ -23,6 +23,7 @@ from typing import Any
 
 from engine import events as ev
 from engine.api.catalog import INITIAL_NAMESPACES
+from engine.api.gotypes import DEFAULT_KUBERNETES_VERSION
 from engine.api.objects import API_VERSIONS, CLUSTER_SCOPED, KubeObject, Pod, Service, kind_of
 from engine.api.state import Cluster
 from engine.api.times import whole_second
@@ -30,6 +31,9 @@ from engine.controllers.evictions import UPDATE_PREFIX
 from engine.controllers.namespace import NAME as NAMESPACE_CONTROLLER
 
 TAINT_EVICTION = "taint-eviction-controller"
+# the releases whose taint manager names the pod in its Events without an apiVersion (the
+# nodelifecycle NoExecuteTaintManager's ObjectReference; kubernetes/kubernetes issue #114083)
+TAINT_EVENTS_WITHOUT_API_VERSION = ("1.18",)
 
 WORKLOAD_CONTROLLERS = {
     "DaemonSet": "daemonset-controller",
@@ -129,6 +133,17 @@ def _ref(obj: KubeObject) -> dict[str, str]:
     }
 
 
+def _taint_manager_ref(namespace: str, name: str, release: str) -> dict[str, str]:
+    """Mirrors emitPodDeletionEvent and emitCancelPodDeletionEvent's ObjectReference: the pod's
+    kind, name and namespace, and apiVersion v1 but on 1.18; never its uid. kubectl describe
+    pod finds a pod's Events with a field selector naming its uid (searchEvents), so it does not
+    show these; kubectl get events does."""
+    ref = {"apiVersion": "v1", "kind": "Pod", "name": name, "namespace": namespace, "uid": ""}
+    if release in TAINT_EVENTS_WITHOUT_API_VERSION:
+        ref["apiVersion"] = ""
+    return ref
+
+
 def _owner_ref(namespace: str, owner: Any) -> dict[str, str]:
     return {"apiVersion": owner.api_version, "kind": owner.kind, "name": owner.name, "namespace": namespace, "uid": owner.uid}
 
@@ -153,12 +168,15 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
     deleting: set[str] = set()  # pods whose controller deletion was already recorded
     evicting: set[tuple[str, str]] = set()  # pods a deletePodHandler run is at
     departed: dict[tuple[str, str], Pod] = {}  # the last version of each pod deleted
+    release = DEFAULT_KUBERNETES_VERSION  # the log's ClusterConfigured says which
     for e in log:
         subject = ev.subject(e)
         if subject is not None and subject[0] == "Namespace" and isinstance(e, ev.ObjectEvent | ev.ObjectDeleted):
             rec.namespace_event(e)
+        if isinstance(e, ev.ClusterConfigured):
+            release = e.kubernetes_version
         if e.by == TAINT_EVICTION:
-            _taint_eviction(rec, e, evicting)
+            _taint_eviction(rec, e, evicting, release)
         if isinstance(e, ev.ObjectDeleted) and e.kind == "Pod":
             evicting.discard((e.namespace, e.name))  # a pod made again under the name is another
         if isinstance(e, ev.ObjectEvent):
@@ -186,17 +204,17 @@ def derive_events(log: Iterable[ev.Event]) -> list[dict[str, Any]]:
             kind, namespace, name = subject
             involved = {"apiVersion": API_VERSIONS.get(kind, "v1"), "kind": kind, "name": name, "namespace": namespace, "uid": rec.uids.get(subject, "")}
             rec.record(e.at, e.position, involved, "Warning", e.reason, e.message, e.by)
-        elif isinstance(e, ev.EvictionCancelled):
+        elif isinstance(e, ev.EvictionCancelled) and not e.ran:  # a ran worker's key goes silently
             namespace, _, name = e.key.partition("/")
             # the pod may be gone already (handlePodUpdate cancels when it finds it deleted)
             pod = rec.previous.get(("Pod", namespace, name)) or departed.get((namespace, name))
             if isinstance(pod, Pod):
                 # mirrors emitCancelPodDeletionEvent
-                rec.record(e.at, e.position, _ref(pod), "Normal", "TaintManagerEviction", f"Cancelling deletion of Pod {namespace}/{name}", "taint-eviction-controller")
+                rec.record(e.at, e.position, _taint_manager_ref(namespace, name, release), "Normal", "TaintManagerEviction", f"Cancelling deletion of Pod {namespace}/{name}", TAINT_EVICTION)
     return list(rec.events.values())
 
 
-def _taint_eviction(rec: _Recorder, e: ev.Event, evicting: set[tuple[str, str]]) -> None:
+def _taint_eviction(rec: _Recorder, e: ev.Event, evicting: set[tuple[str, str]], release: str) -> None:
     """Mirrors deletePodHandler's emitPodDeletionEvent: "Marking for deletion" once a run of the
     handler, before its first attempt (the DisruptionTarget patch or the delete), whether or not
     the attempts go through; a run ends when its failures are forgotten (it succeeded, or gave
@@ -221,7 +239,7 @@ def _taint_eviction(rec: _Recorder, e: ev.Event, evicting: set[tuple[str, str]])
     if key in evicting:
         return
     evicting.add(key)
-    rec.record(e.at, e.position, _ref(pod), "Normal", "TaintManagerEviction", f"Marking for deletion Pod {key[0]}/{key[1]}", TAINT_EVICTION)
+    rec.record(e.at, e.position, _taint_manager_ref(*key, release), "Normal", "TaintManagerEviction", f"Marking for deletion Pod {key[0]}/{key[1]}", TAINT_EVICTION)
 
 
 def _object_event(rec: _Recorder, e: ev.ObjectEvent, obj: KubeObject, previous: KubeObject | None, deleting: set[str]) -> None:

@@ -1723,6 +1723,201 @@ def test_deleting_a_terminating_pod_that_has_failed_changes_nothing_while_its_gr
     assert pod_of(engine, "p") is failed
 
 
+# --- the timed worker queue's key after a run (getWrappedWorkerFunc, per release) --------------
+
+DRAIN = {"key": "drain", "effect": "NoExecute"}  # a NoExecute taint no pool toleration tolerates
+IMMEDIATE = {"key": "dedicated", "operator": "Equal", "value": "db", "effect": "NoExecute", "tolerationSeconds": 0}
+NEGATIVE = {**IMMEDIATE, "tolerationSeconds": -5}
+
+
+@pytest.mark.parametrize(
+    ("release", "tolerations", "node_patches", "want_moves", "want_events"),
+    [
+        pytest.param(
+            # the untolerated taint's run (at +10) goes through and the queue keeps its key
+            # (q.workers[key] = nil): processPodOnNode's AddWork for the later limited
+            # toleration finds it ("already existing work, skipping")
+            "1.32", [TOLERATION_POOL[1]], [(10, [TAINT_POOL[2]]), (20, [NO_EXECUTE_DEDICATED])], [],
+            [("Marking for deletion Pod default/p", 10, 1)],
+            id="on-1.32-the-key-a-run-left-makes-addwork-skip-a-later-limited-toleration",
+        ),
+        pytest.param(
+            # kubernetes/kubernetes PR #129577: the run deletes its key, so AddWork schedules
+            "1.36", [TOLERATION_POOL[1]], [(10, [TAINT_POOL[2]]), (20, [NO_EXECUTE_DEDICATED])],
+            [("EvictionScheduled", 20), ("TerminatingPodEvicted", 23)],
+            [("Marking for deletion Pod default/p", 10, 2)],
+            id="from-1.33-the-run-deletes-its-key-and-a-later-limited-toleration-schedules-another-run",
+        ),
+        pytest.param(
+            # no NoExecute taint left: handleNodeUpdate's cancelWorkWithEvent makes CancelWork
+            # delete the nil key and return false (no Event); the limited toleration then schedules
+            "1.32", [TOLERATION_POOL[1]], [(10, [TAINT_POOL[2]]), (15, []), (20, [NO_EXECUTE_DEDICATED])],
+            [("EvictionCancelled", 15), ("EvictionScheduled", 20), ("TerminatingPodEvicted", 23)],
+            [("Marking for deletion Pod default/p", 10, 2)],
+            id="on-1.32-no-noexecute-taint-left-makes-cancelwork-forget-the-key-without-an-event",
+        ),
+        pytest.param(
+            # tolerated forever: processPodOnNode's cancelWorkWithEvent, likewise
+            "1.32", [TOLERATION_POOL[1], TOLERATION_POOL[2]],
+            [(10, [DRAIN]), (15, [TAINT_POOL[2]]), (20, [TAINT_POOL[2], NO_EXECUTE_DEDICATED])],
+            [("EvictionCancelled", 15), ("EvictionScheduled", 20), ("TerminatingPodEvicted", 23)],
+            [("Marking for deletion Pod default/p", 10, 2)],
+            id="on-1.32-a-taint-tolerated-forever-makes-cancelwork-forget-the-key-without-an-event",
+        ),
+        pytest.param(
+            # TestGetMinTolerationTime: a tolerationSeconds of 0 means at once, which is AddWork
+            # too: skipped while the key is kept
+            "1.32", [IMMEDIATE], [(10, [TAINT_POOL[2]]), (20, [NO_EXECUTE_DEDICATED])], [],
+            [("Marking for deletion Pod default/p", 10, 1)],
+            id="on-1.32-a-zero-toleration-met-after-a-run-is-skipped-too",
+        ),
+        pytest.param(
+            "1.36", [NEGATIVE], [(10, [TAINT_POOL[2]]), (20, [NO_EXECUTE_DEDICATED])], [("TerminatingPodEvicted", 20)],
+            [("Marking for deletion Pod default/p", 10, 2)],
+            id="from-1.33-a-negative-toleration-met-after-a-run-runs-it-again-at-once",
+        ),
+    ],
+)
+def test_a_terminating_pods_later_eviction_depends_on_the_key_its_last_run_left(
+    release: str,
+    tolerations: list[dict[str, Any]],
+    node_patches: list[tuple[int, list[dict[str, Any]]]],
+    want_moves: list[tuple[str, int]],
+    want_events: list[tuple[str, int, int]],
+) -> None:
+    # the taint manager evicts the pod at +10 (the delete starts its 30 s grace period); the
+    # kubelet takes 60 s to stop its containers, so it stays Terminating until +40
+    engine = Engine(kubernetes_version=release)
+    engine.run([kubelet(stop_after_seconds=60), *apply(make_node("a"), make_pod("p", tolerations=tolerations))])
+    for second, taints in node_patches:
+        engine.run([op.Patch(at=T0 + timedelta(seconds=second), kind="Node", namespace="", name="a", merge=node_taints(*taints))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=35))])
+    assert is_terminating(pod_of(engine, "p"))
+    moves = [
+        (type(e).__name__, int((e.at - T0).total_seconds()))
+        for e in engine.events
+        if isinstance(e, ev.EvictionScheduled | ev.EvictionCancelled | ev.TerminatingPodEvicted)
+    ]
+    assert moves == want_moves
+    assert taint_manager_counts(engine) == want_events
+
+
+@pytest.mark.parametrize("release", ["1.32", "1.36"])
+def test_a_limited_toleration_met_while_a_timer_run_for_a_terminating_pod_retries_is_skipped(release: str) -> None:
+    # the run's timer worker stays in the queue while deletePodHandler retries (10 ms apart):
+    # processPodOnNode finds it (its CreatedAt is earlier) and adds nothing
+    engine = Engine(kubernetes_version=release)
+    tolerations = [TOLERATION_POOL[1], TOLERATION_POOL[3]]  # dedicated and maintenance, 3 s each
+    engine.run([kubelet(stop_after_seconds=60), *apply(make_node("a"), make_pod("p", tolerations=tolerations))])
+    engine.run([op.Delete(at=T0 + timedelta(seconds=1), kind="Pod", namespace=NS, name="p")])
+    engine.run([op.Patch(at=T0 + timedelta(seconds=2), kind="Node", namespace="", name="a", merge=node_taints(NO_EXECUTE_DEDICATED))])
+    fault = ev.ApiFault(client=TAINT_EVICTION, verb="update", subresource="status", kind="Pod", code=500, count=2)
+    engine.run([op.InjectFault(at=T0 + timedelta(seconds=4), fault=fault)])
+    between = T0 + timedelta(seconds=5, milliseconds=5)  # after the first refused attempt at +5
+    engine.run([op.Patch(at=between, kind="Node", namespace="", name="a", merge=node_taints(NO_EXECUTE_DEDICATED, TAINT_POOL[2]))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=30))])
+    assert [type(e).__name__ for e in engine.events if isinstance(e, ev.EvictionScheduled | ev.EvictionCancelled | ev.TerminatingPodEvicted)] == [
+        "EvictionScheduled",
+        "TerminatingPodEvicted",
+    ]
+    assert taint_manager_counts(engine) == [("Marking for deletion Pod default/p", 5, 1)]
+
+
+@pytest.mark.parametrize(
+    ("worker_ran", "want"),
+    [
+        pytest.param(
+            # handlePodUpdate's CancelWork finds the worker, its timer not yet run: it is
+            # cancelled with its Event, even at the very instant it falls due
+            False, ["CancelEviction"],
+            id="a-pod-gone-at-the-instant-its-eviction-falls-due-before-the-worker-ran-has-it-cancelled",
+        ),
+        pytest.param(
+            # the worker ran: the key it left goes without an Event (nothing to cancel)
+            True, [],
+            id="a-pod-gone-after-its-worker-ran-leaves-nothing-to-cancel",
+        ),
+    ],
+)
+def test_the_fold_keeps_a_gone_pods_eviction_until_its_worker_ran_or_is_cancelled(worker_ran: bool, want: list[str]) -> None:
+    engine = run([kubelet(stop_after_seconds=60), *apply(make_node("a"), make_pod("p", tolerations=[TOLERATION_POOL[1]]))])
+    engine.run([op.Patch(at=T0 + timedelta(seconds=10), kind="Node", namespace="", name="a", merge=node_taints(NO_EXECUTE_DEDICATED))])
+    due = T0 + timedelta(seconds=10 + TOLERATION_SECONDS)
+    pod = pod_of(engine, "p")
+    cluster = engine.cluster
+    if worker_ran:
+        cluster.evolve(ev.TerminatingPodEvicted(position=cluster.position + 1, at=due, key="default/p", by=TAINT_EVICTION))
+    cluster.evolve(ev.ObjectDeleted(position=cluster.position + 1, at=due, kind="Pod", namespace=NS, name="p", uid=pod.metadata.uid, by=KUBELET))
+    commands = engine.by_name[TAINT_EVICTION].reconcile("default/p", cluster, due)
+    assert [type(c).__name__ for c in commands] == want
+    assert ("default/p" in cluster.evictions) == (not worker_ran)
+
+
+MAINTENANCE_100S = {"key": "maintenance", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 100}
+
+
+@pytest.mark.parametrize("terminating", [False, True], ids=["running-pod", "terminating-pod"])
+@pytest.mark.parametrize(
+    ("tolerations", "node_patches", "want_moves"),
+    [
+        pytest.param(
+            # TestUpdateNode: "Pod with multiple tolerations are evicted when first one runs out"
+            [TOLERATION_POOL[1], MAINTENANCE_100S], [(2, [NO_EXECUTE_DEDICATED, TAINT_POOL[2]])],
+            [("EvictionScheduled", 2), ("evicted", 2 + TOLERATION_SECONDS)],
+            id="TestUpdateNode-the-first-toleration-to-run-out-evicts",
+        ),
+        pytest.param(
+            # TestUpdateNodeWithMultipleTaints: no taint -> tolerated forever -> forever and
+            # limited -> forever: scheduled, then cancelled, never evicted
+            [TOLERATION_POOL[2], TOLERATION_POOL[1]],
+            [(2, [TAINT_POOL[2]]), (3, [TAINT_POOL[2], NO_EXECUTE_DEDICATED]), (4, [TAINT_POOL[2]])],
+            [("EvictionScheduled", 3), ("EvictionCancelled", 4)],
+            id="TestUpdateNodeWithMultipleTaints-a-limited-taint-come-and-gone-is-scheduled-then-cancelled",
+        ),
+        pytest.param(
+            # TestGetMinTolerationTime: a tolerationSeconds of 0 or less means at once
+            [NEGATIVE], [(2, [NO_EXECUTE_DEDICATED])], [("evicted", 2)],
+            id="TestGetMinTolerationTime-a-negative-toleration-evicts-at-once",
+        ),
+    ],
+)
+def test_upstream_taint_eviction_rows_on_running_and_terminating_pods(
+    terminating: bool, tolerations: list[dict[str, Any]], node_patches: list[tuple[int, list[dict[str, Any]]]], want_moves: list[tuple[str, int]]
+) -> None:
+    engine = run([kubelet(stop_after_seconds=60), *apply(make_node("a"), make_pod("p", tolerations=tolerations))])
+    if terminating:
+        engine.run([op.Delete(at=T0 + timedelta(seconds=1), kind="Pod", namespace=NS, name="p")])
+    for second, taints in node_patches:
+        engine.run([op.Patch(at=T0 + timedelta(seconds=second), kind="Node", namespace="", name="a", merge=node_taints(*taints))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=20))])
+    moves = [
+        ("evicted" if isinstance(e, ev.TerminatingPodEvicted | ev.DeletionStarted) else type(e).__name__, int((e.at - T0).total_seconds()))
+        for e in engine.events
+        if isinstance(e, ev.EvictionScheduled | ev.EvictionCancelled | ev.TerminatingPodEvicted)
+        or (isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION)
+    ]
+    assert moves == want_moves
+
+
+@pytest.mark.parametrize("terminating", [False, True], ids=["running-pod", "terminating-pod"])
+def test_lengthening_a_toleration_does_not_delay_the_scheduled_eviction_as_upstream_TestUpdatePod(terminating: bool) -> None:
+    # TestUpdatePod "lengthening toleration shouldn't work": processPodOnNode keeps the worker
+    # whose CreatedAt + the new toleration is later than its trigger time
+    node = make_node("a", taints=[NO_EXECUTE_DEDICATED])
+    engine = run([kubelet(stop_after_seconds=60), *apply(node, make_pod("p", tolerations=[TOLERATION_POOL[1]]))])
+    if terminating:
+        engine.run([op.Delete(at=T0 + timedelta(seconds=1), kind="Pod", namespace=NS, name="p")])
+    longer = {**TOLERATION_POOL[1], "tolerationSeconds": 100}
+    engine.run([op.Apply(at=T0 + timedelta(seconds=2), object=make_pod("p", tolerations=[longer]))])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=20))])
+    evicted = [
+        int((e.at - T0).total_seconds())
+        for e in engine.events
+        if isinstance(e, ev.TerminatingPodEvicted) or (isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION)
+    ]
+    assert evicted == [TOLERATION_SECONDS]
+
+
 # --- re-applying a pod's manifest -------------------------------------------------------------
 
 

@@ -589,3 +589,24 @@ def test_describe_and_get_events_agree_on_a_terminating_namespaces_events(
     assert [line.split()[2] if i else "LAST" for i, line in enumerate(captured.out.splitlines())] == get_events
     if not get_events:
         assert captured.err == f"No resources found in {NS} namespace.\n"
+
+
+REPLICASET = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": NS}, "spec": {"replicas": 2, "selector": {"matchLabels": LABELS}, "template": TEMPLATE}}
+
+
+def test_a_replicaset_deleted_in_the_foreground_goes_at_the_namespace_controllers_sync_leaving_only_its_pods() -> None:
+    # deleteCollection deletes every listed object again with propagationPolicy Background:
+    # deletionFinalizersForGarbageCollection takes the ReplicaSet's foregroundDeletion off and
+    # nothing else holds it (errDeleteNow); its pods, whose graceful deletion is pending, are
+    # left as they are (rest.BeforeDelete)
+    engine = started(20, REPLICASET)
+    before = T1 - timedelta(seconds=1)
+    engine.run([op.Delete(at=before, kind="ReplicaSet", namespace=NS, name="web", propagation_policy="Foreground")])
+    engine.run([delete_namespace(), op.Advance(at=T1 + timedelta(seconds=6))])
+    assert deleted_at(engine, "ReplicaSet", "web") == T1 + timedelta(seconds=5)
+    assert {kind for kind, _ in content(engine)} == {"Pod"}
+    ns = namespace(engine)
+    assert ns is not None
+    conditions = {c["type"]: c for c in status_of(ns)["conditions"]}
+    assert conditions["NamespaceContentRemaining"]["message"] == "Some resources are remaining: pods. has 2 resource instances"
+    assert conditions["NamespaceFinalizersRemaining"]["status"] == "False"

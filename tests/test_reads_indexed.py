@@ -113,14 +113,15 @@ def test_every_read_through_the_index_equals_the_read_of_the_whole_log(tmp_path,
     assert _same_reads(capsys, monkeypatch, indexed, unindexed, keys, head) >= 3 * len(keys)
 
 
-def test_a_cancelled_eviction_in_the_clusters_stream_shows_on_the_pod_it_names(tmp_path, capsys, monkeypatch):
+def test_a_cancelled_eviction_in_the_clusters_stream_is_left_out_of_describe_pod_as_upstreams(tmp_path, capsys, monkeypatch):
     indexed, keys, head = _store(tmp_path, parse_lines(enumerate(EVICTION, 1), "eviction.jsonl"))
     with EventStore(f"sqlite:{indexed}", readonly=True) as store:
         cancelled = [e for e in store.read() if type(e).__name__ == "EvictionCancelled"]
     assert cancelled, "the history should cancel an eviction"
     pod = cancelled[0].key.split("/")[1]
     code, out, _ = _kreplay(capsys, "describe", "pod", pod, "--store", f"sqlite:{indexed}")
-    assert code == 0 and "Cancelling deletion of Pod default/" in out
+    # emitCancelPodDeletionEvent names the pod without its uid: describe's searchEvents misses it
+    assert code == 0 and "Cancelling deletion of Pod default/" not in out
     unindexed = _unindexed_copy(indexed, tmp_path)
     _same_reads(capsys, monkeypatch, indexed, unindexed, keys, head)
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from engine import events as ev
 from engine import operations as op
 from engine.api.objects import Node, Pod, decode_object
 from engine.events import KubeletPolicy
@@ -73,3 +74,117 @@ def test_a_terminated_pod_is_deleted_at_once() -> None:
         op.Delete(at=T0, kind="Pod", namespace="default", name="p"),
     ])
     assert engine.cluster.pod("default", "p") is None
+
+
+# --- writes to a pod (or anything) already being deleted: the generic registry ------------------
+
+HOLD = "example.com/hold"
+REMOVE_FINALIZERS = [{"op": "remove", "path": "/metadata/finalizers"}]
+
+
+def held_pod(name: str = "p") -> Pod:
+    obj = decode_object({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "finalizers": [HOLD]}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    assert isinstance(obj, Pod)
+    return obj
+
+
+def terminating(*objects: object, stop_after: float = 20) -> Engine:
+    """A cluster whose pod `p` was deleted at +1 s (grace period 30 s, containers stopping in
+    `stop_after`)."""
+    engine = Engine()
+    engine.run([
+        op.ConfigureKubelet(at=T0, policy=KubeletPolicy(stop_after_seconds=stop_after)),
+        op.Apply(at=T0, object=node()),
+        *(op.Apply(at=T0, object=o) for o in objects),  # type: ignore[arg-type]
+        op.Delete(at=T0 + timedelta(seconds=1), kind="Pod", namespace="default", name="p"),
+    ])
+    return engine
+
+
+@pytest.mark.parametrize(
+    ("objects", "patch", "stays_until"),
+    [
+        pytest.param(
+            # ShouldDeleteDuringUpdate: the old object's deletionGracePeriodSeconds is 30, so an
+            # update leaving no finalizer keeps it: the kubelet's final delete removes it
+            [pod(None)], [{"op": "add", "path": "/metadata/labels", "value": {"a": "b"}}], 21,
+            id="a-patch-of-a-terminating-pod-keeps-it-until-its-kubelet-is-done",
+        ),
+        pytest.param(
+            [held_pod()], REMOVE_FINALIZERS, 21,
+            id="removing-the-last-finalizer-of-a-pod-whose-graceful-deletion-is-pending-leaves-it-to-its-kubelet",
+        ),
+    ],
+)
+def test_an_update_deletes_a_terminating_pod_only_once_its_grace_period_is_0(objects: list[object], patch: list[dict], stays_until: int) -> None:
+    engine = terminating(*objects)
+    engine.run([op.Patch(at=T0 + timedelta(seconds=2), kind="Pod", namespace="default", name="p", json_patch=patch)])
+    assert engine.cluster.pod("default", "p") is not None
+    engine.run([op.Advance(at=T0 + timedelta(seconds=stays_until - 1))])
+    assert engine.cluster.pod("default", "p") is not None
+    engine.run([op.Advance(at=T0 + timedelta(seconds=stays_until))])
+    assert engine.cluster.pod("default", "p") is None
+
+
+def test_the_kubelets_delete_leaves_a_held_pod_a_grace_period_of_0_so_its_last_finalizer_deletes_it() -> None:
+    # the status manager deletes with a grace period of 0: rest.BeforeDelete shortens the
+    # deletion (deletionTimestamp back to now); the finalizer keeps the pod, and removing it
+    # then deletes it at once (ShouldDeleteDuringUpdate)
+    engine = terminating(held_pod(), stop_after=5)
+    engine.run([op.Advance(at=T0 + timedelta(seconds=10))])
+    p = engine.cluster.pod("default", "p")
+    assert p is not None
+    assert (p.metadata.deletion_grace_period_seconds, p.metadata.deletion_timestamp) == (0, T0 + timedelta(seconds=1))
+    engine.run([op.Patch(at=T0 + timedelta(seconds=11), kind="Pod", namespace="default", name="p", json_patch=REMOVE_FINALIZERS)])
+    gone = [e for e in engine.events if isinstance(e, ev.ObjectDeleted)]
+    assert [(e.name, e.by, e.at) for e in gone] == [("p", "kubectl", T0 + timedelta(seconds=11))]
+
+
+def test_a_foreground_delete_of_a_pod_whose_graceful_deletion_is_pending_adds_no_finalizer() -> None:
+    # Store.Delete returns on pendingGraceful before deletionFinalizersForGarbageCollection
+    owner = pod(None)
+    engine = Engine()
+    engine.run([op.Apply(at=T0, object=node()), op.Apply(at=T0, object=owner)])
+    uid = engine.cluster.pod("default", "p").metadata.uid
+    dependent = decode_object({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "d", "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": uid}]},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    })
+    engine.run([
+        op.ConfigureKubelet(at=T0, policy=KubeletPolicy(stop_after_seconds=20)),
+        op.Apply(at=T0, object=dependent),  # type: ignore[arg-type]
+        op.Delete(at=T0 + timedelta(seconds=1), kind="Pod", namespace="default", name="p"),
+        op.Delete(at=T0 + timedelta(seconds=2), kind="Pod", namespace="default", name="p", propagation_policy="Foreground"),
+    ])
+    p = engine.cluster.pod("default", "p")
+    assert p is not None and p.metadata.finalizers == []
+
+
+@pytest.mark.parametrize(
+    ("finalizers", "want"),
+    [
+        pytest.param([], None, id="a-background-delete-takes-foregrounddeletion-off-and-nothing-else-holds-it"),
+        pytest.param([HOLD], [HOLD], id="another-finalizer-still-holds-it-without-foregrounddeletion"),
+    ],
+)
+def test_deleting_again_an_object_being_deleted_in_the_foreground_takes_its_finalizer_off(finalizers: list[str], want: list[str] | None) -> None:
+    # updateForGracefulDeletionAndFinalizers: deletionFinalizersForGarbageCollection with
+    # propagationPolicy Background, then errDeleteNow if no finalizer is left. The owner waits
+    # for its dependent, which a finalizer holds
+    owner = decode_object({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "finalizers": finalizers}})
+    dependent = decode_object({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "dep", "finalizers": [HOLD], "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "cfg", "uid": "x", "blockOwnerDeletion": True}]},
+    })
+    engine = Engine()
+    engine.run([
+        op.Apply(at=T0, object=owner),  # type: ignore[arg-type]
+        op.Apply(at=T0, object=dependent),  # type: ignore[arg-type]
+        op.Delete(at=T0 + timedelta(seconds=1), kind="ConfigMap", namespace="default", name="cfg", propagation_policy="Foreground"),
+    ])
+    held = engine.cluster.get("ConfigMap", "default", "cfg")
+    assert held is not None and "foregroundDeletion" in held.metadata.finalizers
+    engine.run([op.Delete(at=T0 + timedelta(seconds=2), kind="ConfigMap", namespace="default", name="cfg")])
+    left = engine.cluster.get("ConfigMap", "default", "cfg")
+    assert (left.metadata.finalizers if left is not None else None) == want

@@ -18,6 +18,7 @@ import msgspec
 from engine import events as ev
 from engine.api import admission, catalog, strategy
 from engine.api.admission_plugins import default_toleration_seconds
+from engine.api.deletion import deletes_during_update, gc_finalizers, graceful_deletion_pending
 from engine.api.names import generated_suffix, issued_by_replay, object_uid
 from engine.api.namespaces import IMMORTAL, finalized, is_namespace, spec_of, status_of, terminating
 from engine.api.namespaces import finalizers as ns_finalizers
@@ -207,7 +208,7 @@ class ApiServer:
         candidate = self._stored(candidate, audit)
         if candidate == old:
             return old  # a no-op write records nothing
-        if old.metadata.deletion_timestamp and finalized(candidate):
+        if deletes_during_update(old, candidate):
             self._gone(old, audit)
             return candidate
         return self._emit(event, candidate, audit, stored=True)
@@ -266,22 +267,23 @@ class ApiServer:
         if is_namespace(obj):
             self._delete_namespace(obj, audit, propagation)  # type: ignore[arg-type]
             return
+        if graceful_deletion_pending(obj, force):
+            # mirrors Store.Delete: rest.BeforeDelete finds a graceful deletion already pending
+            # and no shorter grace period asked for: nothing changes, whatever the pod's phase
+            # now, its finalizers neither (they "cannot be updated via DeleteOptions if a
+            # deletion is already pending")
+            return
         if propagation in ("Foreground", "Orphan") and self.cluster.dependents.get(meta.uid):
-            finalizer = FOREGROUND if propagation == "Foreground" else ORPHAN
-            if meta.deletion_timestamp is None or finalizer not in meta.finalizers:
+            finalizers = gc_finalizers(meta.finalizers, propagation)
+            if meta.deletion_timestamp is None or finalizers != meta.finalizers:
                 marked = replace(
                     obj,
-                    metadata=replace(
-                        meta,
-                        deletion_timestamp=meta.deletion_timestamp or self.stamp,
-                        finalizers=sorted({*meta.finalizers, finalizer}),
-                    ),
+                    metadata=replace(meta, deletion_timestamp=meta.deletion_timestamp or self.stamp, finalizers=finalizers),
                 )
                 self._emit(ev.DeletionStarted, marked, audit)
             return
-        if isinstance(obj, Pod) and meta.deletion_timestamp is not None and not force and (meta.deletion_grace_period_seconds or 0) > 0:
-            # mirrors rest.BeforeDelete: a graceful deletion already pending, and no shorter grace
-            # period asked for, changes nothing, whatever the pod's phase now
+        if meta.deletion_timestamp is not None:
+            self._delete_again(obj, audit, force, propagation)
             return
         grace = pod_grace_period(obj, force) if isinstance(obj, Pod) else None
         if grace or meta.finalizers:
@@ -301,6 +303,28 @@ class ApiServer:
                 self._emit(ev.DeletionStarted, marked, audit)
             return
         self._gone(obj, audit)
+
+    def _delete_again(self, obj: KubeObject, audit: Audit, force: bool, propagation: str | None) -> None:
+        """A delete of an object already being deleted, not a pod whose graceful deletion is
+        pending: mirrors updateForGracefulDeletionAndFinalizers. deletionFinalizersForGarbageCollection
+        takes the `orphan` and `foregroundDeletion` finalizers off for propagationPolicy
+        Background (Foreground and Orphan ask for theirs only where the engine adds them, on an
+        owner with dependents; a delete naming no policy, None, keeps what the object has); a
+        forced delete of a pod shortens its grace period to 0, its deletionTimestamp with it
+        (rest.BeforeDelete); the object goes once no finalizer is left (errDeleteNow, or a
+        grace period of 0)."""
+        meta = obj.metadata
+        finalizers = meta.finalizers if propagation is None else gc_finalizers(meta.finalizers, "Background")
+        grace = meta.deletion_grace_period_seconds
+        if not finalizers:
+            self._gone(obj, audit)
+            return
+        updated = replace(meta, finalizers=finalizers)
+        if isinstance(obj, Pod) and force and grace:
+            assert meta.deletion_timestamp is not None
+            updated = replace(updated, deletion_timestamp=meta.deletion_timestamp - timedelta(seconds=grace), deletion_grace_period_seconds=0)
+        if updated != meta:
+            self._emit(ev.ObjectUpdated, replace(obj, metadata=updated), audit)
 
     def _delete_namespace(self, ns: OpaqueObject, audit: Audit, propagation: str) -> None:
         """Mirrors the namespace REST storage's Delete: the first request sets the
@@ -360,17 +384,18 @@ class ApiServer:
             return
         rest = [f for f in obj.metadata.finalizers if f != finalizer]
         updated = replace(obj, metadata=replace(obj.metadata, finalizers=rest))
-        if obj.metadata.deletion_timestamp is not None and finalized(updated):
+        if deletes_during_update(obj, updated):
             self._gone(obj, audit)
         else:
             self._emit(ev.ObjectUpdated, updated, audit)
 
     def finish_deletion(self, namespace: str, name: str, uid: str, audit: Audit) -> None:
-        """The kubelet is done with a terminating pod; it goes once no finalizer holds it."""
+        """The kubelet is done with a terminating pod: its status manager deletes it with a
+        grace period of 0 (and its uid as precondition). It goes, or, held by finalizers, keeps
+        a grace period of 0, so that removing the last one deletes it (ShouldDeleteDuringUpdate)."""
         pod = self.cluster.pod(namespace, name)
         if pod is not None and pod.metadata.uid == uid and pod.metadata.deletion_timestamp:
-            if not pod.metadata.finalizers:
-                self._gone(pod, audit)
+            self._delete_again(pod, audit, force=True, propagation=None)
 
     def bind(self, namespace: str, name: str, node: str, audit: Audit) -> None:
         pod = self.cluster.pod(namespace, name)

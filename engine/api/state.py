@@ -48,6 +48,9 @@ ObjectKey = tuple[str, str, str]  # kind, namespace, name
 CRD = "CustomResourceDefinition"
 
 QUARANTINE_OWNER = "pod-garbage-collector"
+# the taint manager: its only requests are deletePodHandler's, so any of them about a pod (a
+# write or a refusal) is its worker for that pod running
+TAINT_EVICTION_OWNER = "taint-eviction-controller"
 QUARANTINE_PREFIX = "node/"
 
 
@@ -114,6 +117,7 @@ class _LightEvent(msgspec.Struct):
     type: str
     at: datetime
     object: _LightObject
+    by: str = ""
 
 
 _LIGHT_EVENT = msgspec.json.Decoder(_LightEvent)
@@ -164,6 +168,8 @@ class ClusterSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     abandoned_evictions: list[tuple[str, str, list[Taint], list[Toleration]]] = msgspec.field(default_factory=list)
     # when each terminating pod's deletion started, to the microsecond (namespace, name, at)
     terminating_since: list[tuple[str, str, datetime]] = msgspec.field(default_factory=list)
+    # the pods whose taint-eviction worker ran, and when (pod key, at)
+    eviction_runs: list[tuple[str, datetime]] = msgspec.field(default_factory=list)
     # when each Ready pod that turned Ready at a sub-second instant did (namespace, name, at)
     ready_seen: list[tuple[str, str, datetime]] = msgspec.field(default_factory=list)
     # the pending timers (due, owner, key) that are a paced controller's hop, not its
@@ -281,6 +287,13 @@ class Cluster:
         self.backoffs: dict[str, tuple[float, datetime]] = {}
         # pod key -> (created, due) of the taint manager's scheduled eviction
         self.evictions: dict[str, tuple[datetime, datetime]] = {}
+        # pod key -> when the taint manager's worker for it last ran (deletePodHandler: a
+        # TerminatingPodEvicted, or its first request about a pod not yet terminating), until
+        # CancelWork (EvictionCancelled), a new schedule, its giving up or the pod going: the
+        # timed worker queue holds the key meanwhile (while the run is under way; up to 1.32
+        # also once it went through, getWrappedWorkerFunc), and the worker scheduled before
+        # the run is no longer waiting (engine.controllers.evictions reads it per release)
+        self.eviction_runs: dict[str, datetime] = {}
         # evictions the taint manager gave up on: pod key -> (node, its NoExecute taints, the
         # pod's tolerations) when it did (EvictionAbandoned)
         self.abandoned_evictions: dict[str, tuple[str, tuple[Taint, ...], tuple[Toleration, ...]]] = {}
@@ -452,6 +465,7 @@ class Cluster:
                 kept_statuses=[(ns, name, st) for (ns, name), st in sorted(self.kept_statuses.items(), key=lambda kv: kv[0])],
                 abandoned_evictions=[(k, n, list(t), list(tol)) for k, (n, t, tol) in sorted(self.abandoned_evictions.items(), key=lambda kv: kv[0])],
                 terminating_since=sorted((ns, name, at) for (ns, name), at in self.terminating_since.items()),
+                eviction_runs=sorted(self.eviction_runs.items()),
                 ready_seen=sorted((ns, name, at) for (ns, name), at in self.ready_seen.items()),
                 pace_timers=sorted(self.pace_timers),
                 held=[(o, k, h) for (o, k), h in sorted(self.held.items(), key=lambda kv: kv[0])],
@@ -489,6 +503,7 @@ class Cluster:
         cluster.kept_statuses = {(ns, name): st for ns, name, st in snap.kept_statuses}
         cluster.abandoned_evictions = {k: (n, tuple(t), tuple(tol)) for k, n, t, tol in snap.abandoned_evictions}
         cluster.terminating_since = {(ns, name): at for ns, name, at in snap.terminating_since}
+        cluster.eviction_runs = dict(snap.eviction_runs)
         cluster.ready_seen = {(ns, name): at for ns, name, at in snap.ready_seen}
         cluster.pace_timers = {(d, o, k) for d, o, k in snap.pace_timers}
         cluster.held = {(o, k): h for o, k, h in snap.held}
@@ -516,6 +531,8 @@ class Cluster:
                 self.kept_statuses.pop((event.object.metadata.namespace, event.object.metadata.name), None)
             elif type(event) is ev.DeletionStarted and isinstance(event.object, Pod):
                 self.terminating_since.setdefault((event.object.metadata.namespace, event.object.metadata.name), event.at)
+            if event.by == TAINT_EVICTION_OWNER and type(event.object) is Pod:
+                self._eviction_ran(event.object.metadata.namespace, event.object.metadata.name, event.at)
         elif isinstance(event, ev.TimerSet):
             timer = (event.due, event.owner, event.key)
             if self._timers is not None:
@@ -534,6 +551,8 @@ class Cluster:
         elif isinstance(event, ev.TimerFired):
             self._drop_timer((event.at, event.owner, event.key))
         elif isinstance(event, ev.ObjectDeleted):
+            if event.by == TAINT_EVICTION_OWNER and event.kind == "Pod":
+                self._eviction_ran(event.namespace, event.name, event.at)
             self._remove((event.kind, event.namespace, event.name), event.at)
         elif isinstance(event, ev.KubeletConfigured):
             self.kubelet = event.policy
@@ -553,13 +572,22 @@ class Cluster:
             self.backoffs[event.key] = (event.delay_seconds, event.updated)
         elif isinstance(event, ev.EvictionScheduled):
             self.evictions[event.key] = (event.created, event.due)
+            self.eviction_runs.pop(event.key, None)
         elif isinstance(event, ev.EvictionCancelled):
-            self.evictions.pop(event.key, None)
+            self.evictions.pop(event.key, None)  # CancelWork deletes the key, whatever it held
+            self.eviction_runs.pop(event.key, None)
         elif isinstance(event, ev.TerminatingPodEvicted):
             self.evictions.pop(event.key, None)  # its run ends a scheduled worker
+            self.eviction_runs[event.key] = event.at
         elif isinstance(event, ev.EvictionAbandoned):
-            self.evictions.pop(event.key, None)  # the timed worker queue dropped its worker
-            self.abandoned_evictions[event.key] = (event.node, tuple(event.taints), tuple(event.tolerations))
+            # the run returned an error: getWrappedWorkerFunc deletes the key in every release
+            self.evictions.pop(event.key, None)
+            self.eviction_runs.pop(event.key, None)
+            ns, _, name = event.key.partition("/")
+            if (ns, name) not in self.terminating_since:
+                # read only for a pod not yet terminating (a Terminating pod is run again only
+                # when the informers enqueue it)
+                self.abandoned_evictions[event.key] = (event.node, tuple(event.taints), tuple(event.tolerations))
         elif isinstance(event, ev.NodeHeartbeatsStopped):
             self.silent_nodes[event.node] = event.at
         elif isinstance(event, ev.InformersResynced):
@@ -571,6 +599,8 @@ class Cluster:
         elif isinstance(event, ev.RequestRefused):
             if event.by == KUBELET and event.subresource == "status" and isinstance(event.object, Pod):
                 self.kept_statuses[(event.namespace, event.name)] = event.object.status
+            elif event.by == TAINT_EVICTION_OWNER and event.kind == "Pod":
+                self._eviction_ran(event.namespace, event.name, event.at)
             fault, left, _ = self.faults.get(event.fault, (None, 0, 0))
             if fault is not None and left:
                 if left == 1:
@@ -668,8 +698,8 @@ class Cluster:
         """What `evolve` folds of a pod's object event besides the object, for one kept
         undecoded (`fold_latest`), from the few fields it reads (`_LightEvent`): the instant a
         pod turned Ready with a fraction of a second (`_note_ready`, from whether the version
-        before was Ready: the kept one's, `ready`, or the one held), and the instant its
-        deletion started (`terminating_since`)."""
+        before was Ready: the kept one's, `ready`, or the one held), the instant its
+        deletion started (`terminating_since`) and a taint manager's write (`eviction_runs`)."""
         obj = light.object
         if obj.kind != "Pod":
             return
@@ -692,6 +722,8 @@ class Cluster:
         ready[key] = now_ready
         if light.type == "DeletionStarted":
             self.terminating_since.setdefault(key, at)
+        if light.by == TAINT_EVICTION_OWNER:
+            self._eviction_ran(*key, at)
 
     def _put_kept(self, pending: dict[Hashable, tuple[int, int, bytes]], decode: Callable[[int, bytes], ev.AnyEvent]) -> None:
         """Put the objects of the kept events, in the order they first appeared (`fold_latest`)."""
@@ -769,6 +801,10 @@ class Cluster:
             self._unindex(key, old)
             self._removed(key, old.spec.node_name if kind == "Pod" else "", at)  # type: ignore[attr-defined]
 
+    def _eviction_ran(self, namespace: str, name: str, at: datetime) -> None:
+        """The taint manager's worker for the pod ran (see `eviction_runs`)."""
+        self.eviction_runs[f"{namespace}/{name}"] = at
+
     def _removed(self, key: ObjectKey, node: str, at: datetime) -> None:
         """What goes with an object besides its indexes (`node`: a pod's node; `at`: when it went)."""
         kind, ns, name = key
@@ -782,11 +818,12 @@ class Cluster:
             self.terminating_since.pop((ns, name), None)
             self.ready_seen.pop((ns, name), None)
             key_text = f"{ns}/{name}"
-            scheduled = self.evictions.get(key_text)
-            if scheduled is not None and scheduled[1] <= at:
-                # its timed worker already ran; a pending one stays until the taint manager
-                # cancels it (handlePodUpdate: cancelWorkWithEvent, "Cancelling deletion")
-                del self.evictions[key_text]
+            if self.eviction_runs.pop(key_text, None) is not None:
+                # its timed worker ran: the key it left is forgotten without an Event (CancelWork
+                # finds no worker). A worker still waiting, even one due at this very instant
+                # whose timer has not run yet, stays until the taint manager cancels it
+                # (handlePodUpdate: cancelWorkWithEvent, "Cancelling deletion")
+                self.evictions.pop(key_text, None)
             self.abandoned_evictions.pop(key_text, None)
             # a gone pod's readiness timer must not stand in for its successor's
             for due in list(self.timer_dues.get(("kubelet", key_text), ())):

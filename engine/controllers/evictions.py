@@ -39,8 +39,8 @@ from engine import commands as cmd
 from engine import events as ev
 from engine.api.names import pod_key, split_key
 from engine.api.objects import Node, Pod, Taint, Toleration, replace
-from engine.api.pods import with_condition
-from engine.api.state import QUARANTINE_OWNER, QUARANTINE_PREFIX, Cluster
+from engine.api.pods import is_terminating, with_condition
+from engine.api.state import QUARANTINE_OWNER, QUARANTINE_PREFIX, TAINT_EVICTION_OWNER, Cluster
 from engine.scheduling.tolerations import tolerates
 
 QUARANTINE_SECONDS = 40  # mirrors podgc's quarantineTime
@@ -57,6 +57,10 @@ TERMINATED_KEY = "terminated"
 # handles such a pod only then (and when its scheduled eviction runs out), so the key is the
 # informer update itself, not the pod's state
 UPDATE_PREFIX = "update:"
+# the releases whose timed worker queue keeps the key of a worker that ran without error
+# (getWrappedWorkerFunc's `q.workers[key] = nil`) until CancelWork: a later AddWork for the pod
+# is skipped meanwhile; kubernetes/kubernetes PR #129577 (first in 1.33) deletes it after any run
+KEEPS_RAN_WORKER_KEYS = ("1.18", "1.32")
 
 
 def _is_terminated(pod: Pod) -> bool:
@@ -210,6 +214,11 @@ class PodGarbageCollector:
         return f"PodGC's requests for {key} went through: its failures are forgotten"
 
 
+def _no_execute(node: Node) -> list[Taint]:
+    """Mirrors getNoExecuteTaints."""
+    return [t for t in node.spec.taints if t.effect == "NoExecute"]
+
+
 def _min_toleration(pod: Pod, node: Node) -> tuple[str | None, float | None]:
     """(the first untolerated NoExecute taint, or None; the shortest tolerationSeconds, or None
     when the pod tolerates every NoExecute taint forever or there is none).
@@ -219,9 +228,7 @@ def _min_toleration(pod: Pod, node: Node) -> tuple[str | None, float | None]:
     are ignored; a non-positive value means at once).
     """
     used = []
-    for taint in node.spec.taints:
-        if taint.effect != "NoExecute":
-            continue
+    for taint in _no_execute(node):
         match = next((t for t in pod.spec.tolerations if tolerates(t, taint)), None)
         if match is None:
             shown = f"{taint.key}={taint.value}:NoExecute" if taint.value else f"{taint.key}:NoExecute"
@@ -234,7 +241,7 @@ def _min_toleration(pod: Pod, node: Node) -> tuple[str | None, float | None]:
 
 
 class TaintEvictionController:
-    name = "taint-eviction-controller"
+    name = TAINT_EVICTION_OWNER
 
     watches = frozenset({"Node", "Pod"})  # the loop routes it these kinds' events alone
 
@@ -246,20 +253,21 @@ class TaintEvictionController:
                 # cancels its pods' evictions if it has no NoExecute taint, e.g. a node deleted
                 # and applied again without the taint); an update when NoExecute taints are involved
                 added = isinstance(event, ev.ObjectCreated)
-                had = isinstance(before, Node) and any(t.effect == "NoExecute" for t in before.spec.taints)
-                if added or had or any(t.effect == "NoExecute" for t in obj.spec.taints):
+                had = _no_execute(before) if isinstance(before, Node) else []
+                taints = _no_execute(obj)
+                if added or had or taints:
                     pods = sorted(cluster.pods_by_node.get(obj.metadata.name, ()))
                     keys = [f"{ns}/{name}" for ns, name in pods]
                     # a Terminating pod is handled only when NodeUpdated enqueues the node: added,
                     # or its NoExecute taints changed (helper.Semantic.DeepEqual)
-                    if added or not isinstance(before, Node) or _no_execute(before) != _no_execute(obj):
-                        keys += [UPDATE_PREFIX + f"{ns}/{name}" for ns, name in pods if _terminating(cluster.pod(ns, name))]
+                    if added or not isinstance(before, Node) or had != taints:
+                        keys += [UPDATE_PREFIX + f"{ns}/{name}" for ns, name in pods if (p := cluster.pod(ns, name)) is not None and is_terminating(p)]
                     return keys
             elif isinstance(obj, Pod) and obj.spec.node_name:
                 node = cluster.node(obj.spec.node_name)
                 key = pod_key(obj)
-                if key in cluster.evictions or (node is not None and any(t.effect == "NoExecute" for t in node.spec.taints)):
-                    if obj.metadata.deletion_timestamp is not None and (
+                if key in cluster.evictions or (node is not None and _no_execute(node)):
+                    if is_terminating(obj) and (
                         not isinstance(before, Pod) or before.spec.tolerations != obj.spec.tolerations or before.spec.node_name != obj.spec.node_name
                     ):
                         # mirrors PodUpdated: a pod added, or its tolerations or node changed
@@ -278,22 +286,26 @@ class TaintEvictionController:
 
     def reconcile(self, key: str, cluster: Cluster, now: datetime) -> Sequence[cmd.Command]:
         """Mirrors processPodOnNode plus the eviction queue firing."""
-        if key.startswith(UPDATE_PREFIX):
-            return self._terminating_update(key, cluster, now)
-        ns, name = split_key(key)
-        pod = cluster.pod(ns, name)
+        update = key.startswith(UPDATE_PREFIX)
+        pod_key_ = key.removeprefix(UPDATE_PREFIX)
+        pod = cluster.pod(*split_key(pod_key_))
         if pod is None:
             scheduled = cluster.evictions.get(key)
-            if scheduled is None:
-                return []
+            if update or scheduled is None:
+                return []  # (an `update:` key: the pod's own key cancels)
             # mirrors handlePodUpdate on a deleted pod: cancelWorkWithEvent finds the timed
             # worker still waiting (the fold forgets one that already ran)
             return [cmd.CancelEviction(key=key, reason="eviction-cancelled", message=f"the pod is gone: its eviction scheduled for {scheduled[1].isoformat()} is cancelled")]
-        if not pod.spec.node_name:
+        if not pod.spec.node_name or (update and not is_terminating(pod)):
             return []
         if cluster.requeue_pending(self.name, key, now):
             return []  # deletePodHandler sleeps before its next attempt
-        if pod.metadata.deletion_timestamp is not None:
+        if is_terminating(pod):
+            if (self.name, key) in cluster.failures:
+                # a run under way (its first attempt made it; cluster.failures counts its refusals)
+                return _evict(pod, "a deletePodHandler run under way tries again", cluster, now)
+            if update:
+                return self._terminating_update(pod_key_, pod, cluster, now)
             return self._terminating(key, pod, cluster, now)
         node = cluster.node(pod.spec.node_name)
         abandoned = cluster.abandoned_evictions.get(key)
@@ -327,7 +339,6 @@ class TaintEvictionController:
             return []
         return _add_work(key, pod, scheduled, seconds, cluster, now, terminating=False)
 
-
     # --- Terminating pods ----------------------------------------------------------------------
 
     def _terminating(self, key: str, pod: Pod, cluster: Cluster, now: datetime) -> list[cmd.Command]:
@@ -337,58 +348,65 @@ class TaintEvictionController:
         looking at the pod's deletion, and is cancelled once the pod tolerates every NoExecute
         taint of its node forever or none is left (the informers saw that change)."""
         scheduled = _waiting(key, cluster)
-        if (self.name, key) in cluster.failures:
-            # a run under way (its first attempt made it; cluster.failures counts its refusals)
-            return _evict(pod, "a deletePodHandler run under way tries again", cluster, now)
         if scheduled is None:
             return []
         node = cluster.node(pod.spec.node_name)
-        if node is not None:
-            taint, seconds = _min_toleration(pod, node)
-            if taint is None and seconds is None:
-                return [_cancel_tolerated(key, pod, "the Terminating pod")]
+        if node is not None and _min_toleration(pod, node) == (None, None):
+            return [_cancel_tolerated(key, pod, "the Terminating pod")]
         created, due = scheduled
         if due > now:
             return []
-        return [
-            cmd.EvictTerminatingPod(key=key, reason="taint-eviction", message=f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} (counted from {created.isoformat()}) while it terminates: deletePodHandler runs all the same"),
-            *_evict(pod, f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} while it terminates", cluster, now),
-        ]
+        return _evict_terminating(
+            key,
+            pod,
+            f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} (counted from {created.isoformat()}) while it terminates: deletePodHandler runs all the same",
+            f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} while it terminates",
+            cluster,
+            now,
+        )
 
-    def _terminating_update(self, key: str, cluster: Cluster, now: datetime) -> list[cmd.Command]:
+    def _terminating_update(self, key: str, pod: Pod, cluster: Cluster, now: datetime) -> list[cmd.Command]:
         """Mirrors processPodOnNode for a Terminating pod NodeUpdated or PodUpdated enqueued
-        (handleNodeUpdate and handlePodUpdate do not skip it): a NoExecute taint it does not
-        tolerate runs deletePodHandler again (Marking for deletion, the DisruptionTarget patch
-        if the condition is missing, a delete that changes nothing), once per such update; a
-        limited toleration schedules its eviction like any pod's."""
-        pod_key_ = key.removeprefix(UPDATE_PREFIX)
-        ns, name = split_key(pod_key_)
-        pod = cluster.pod(ns, name)
-        if pod is None or pod.metadata.deletion_timestamp is None or not pod.spec.node_name:
-            return []  # gone (the pod's own key cancels), or no longer Terminating (impossible)
-        if cluster.requeue_pending(self.name, key, now):
-            return []
-        if (self.name, key) in cluster.failures:
-            return _evict(pod, "a deletePodHandler run under way tries again", cluster, now)
+        (handleNodeUpdate and handlePodUpdate do not skip it), against what the timed worker
+        queue holds for it (`_queued`): a NoExecute taint it does not tolerate runs
+        deletePodHandler again (Marking for deletion, the DisruptionTarget patch if the
+        condition is missing, a delete that changes nothing), once per such update; a limited
+        toleration schedules its eviction like any pod's, unless the queue holds the pod's key
+        (AddWork: "already existing work, skipping"): a worker waiting, one whose run is under
+        way, or, up to 1.32, one whose run went through; tolerating forever (or no NoExecute
+        taint) makes CancelWork forget the key."""
         node = cluster.node(pod.spec.node_name)
         if node is None:
             return []  # handleNodeUpdate on a deleted node forgets its taints, nothing more
-        scheduled = _waiting(pod_key_, cluster)
+        scheduled, held = _queued(key, cluster, self.name)
         taint, seconds = _min_toleration(pod, node)
         if taint is not None:
             message = f"node {pod.spec.node_name} has taint {taint} that the Terminating pod does not tolerate"
+            # cancelWorkWithEvent, then AddWork(now, now): the run starts at once, whatever key
+            # CancelWork forgot
             return [
-                *_cancel_replaced(pod_key_, scheduled, f"the pod does not tolerate {taint}: it is evicted at once"),
-                cmd.EvictTerminatingPod(key=pod_key_, reason="taint-eviction", message=f"{message}: processPodOnNode runs deletePodHandler, which does not look at the pod's deletion"),
-                *_evict(pod, message, cluster, now),
+                *_cancel_replaced(key, scheduled, f"the pod does not tolerate {taint}: it is evicted at once"),
+                *_evict_terminating(key, pod, f"{message}: processPodOnNode runs deletePodHandler, which does not look at the pod's deletion", message, cluster, now),
             ]
         if seconds is None:
-            if scheduled is None:
-                return []
-            return [_cancel_tolerated(pod_key_, pod, "the Terminating pod")]
+            if scheduled is not None:
+                return [_cancel_tolerated(key, pod, "the Terminating pod")]
+            if held:
+                # CancelWork deletes the key of the worker that ran and returns false: no Event
+                return [
+                    cmd.CancelEviction(
+                        key=key,
+                        ran=True,
+                        reason="eviction-forgotten",
+                        message=f"the Terminating pod now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left: the timed worker queue forgets the key its last run left (no worker to cancel, no Event)",
+                    )
+                ]
+            return []
         if scheduled is not None and scheduled[0] < now:
             return []  # an earlier schedule stands (`_terminating` runs it when it is due)
-        return _add_work(pod_key_, pod, scheduled, seconds, cluster, now, terminating=True)
+        if held:
+            return []  # AddWork: "Trying to add already existing work, skipping"
+        return _add_work(key, pod, scheduled, seconds, cluster, now, terminating=True)
 
     # --- a refused request (an `api-fault` line): deletePodHandler's retries -------------------
 
@@ -432,27 +450,25 @@ class TaintEvictionController:
         ]
 
 
-def _no_execute(node: Node) -> list[Taint]:
-    """Mirrors getNoExecuteTaints."""
-    return [t for t in node.spec.taints if t.effect == "NoExecute"]
-
-
-def _terminating(pod: Pod | None) -> bool:
-    return pod is not None and pod.metadata.deletion_timestamp is not None
-
-
 def _waiting(key: str, cluster: Cluster) -> tuple[datetime, datetime] | None:
-    """The pod's scheduled eviction if its timed worker has not run yet: one that was due by the
-    time the pod began terminating ran then (the taint manager's own eviction, most often), and
-    the queue dropped it (getWrappedWorkerFunc)."""
+    """The pod's scheduled eviction if its timed worker has not run yet (`Cluster.eviction_runs`
+    says when it did)."""
     scheduled = cluster.evictions.get(key)
-    if scheduled is None:
-        return None
-    ns, name = split_key(key)
-    since = cluster.terminating_since.get((ns, name))
-    if since is not None and scheduled[1] <= since:
-        return None
-    return scheduled
+    return scheduled if scheduled is not None and key not in cluster.eviction_runs else None
+
+
+def _queued(key: str, cluster: Cluster, owner: str) -> tuple[tuple[datetime, datetime] | None, bool]:
+    """What the timed worker queue holds under the pod's key: (the worker waiting for its
+    time, or None; whether it holds the key of a worker that ran instead). A run's key stays
+    while the run is under way (deletePodHandler's retries: the pod's own key or its `update:`
+    key failed) and, up to 1.32, once it went through: getWrappedWorkerFunc kept it
+    (`q.workers[key] = nil`, "to prevent subsequent additions") until kubernetes/kubernetes PR
+    #129577, first in 1.33, made it delete the key after every run."""
+    scheduled = _waiting(key, cluster)
+    if scheduled is not None or key not in cluster.eviction_runs:
+        return scheduled, False
+    under_way = (owner, key) in cluster.failures or (owner, UPDATE_PREFIX + key) in cluster.failures
+    return None, under_way or cluster.release in KEEPS_RAN_WORKER_KEYS
 
 
 def _cancel_tolerated(key: str, pod: Pod, who: str) -> cmd.CancelEviction:
@@ -475,8 +491,9 @@ def _add_work(
     cancelled = _cancel_replaced(key, scheduled, f"its shortest tolerationSeconds is now {seconds:g}: evicted at {due.isoformat()} instead")
     if due <= now:
         message = f"its tolerationSeconds for a NoExecute taint on {node} is {seconds:g}"
-        ran = [cmd.EvictTerminatingPod(key=key, reason="taint-eviction", message=f"{message}: deletePodHandler runs for the Terminating pod")] if terminating else []
-        return [*cancelled, *ran, *_evict(pod, message, cluster, now)]
+        if terminating:
+            return [*cancelled, *_evict_terminating(key, pod, f"{message}: deletePodHandler runs for the Terminating pod", message, cluster, now)]
+        return [*cancelled, *_evict(pod, message, cluster, now)]
     who, unless = ("the Terminating pod", "unless they go or it does") if terminating else ("pod", "unless they go")
     return [
         *cancelled,
@@ -502,8 +519,14 @@ def _cancel_replaced(key: str, scheduled: tuple[datetime, datetime] | None, why:
 def _eviction_inputs(pod: Pod, node: Node | None) -> tuple[str, tuple[Taint, ...], tuple[Toleration, ...]]:
     """What makes upstream's informer handlers enqueue a pod for the taint manager again: its
     node and tolerations (PodUpdated), the node's NoExecute taints (NodeUpdated)."""
-    taints = tuple(t for t in node.spec.taints if t.effect == "NoExecute") if node is not None else ()
+    taints = tuple(_no_execute(node)) if node is not None else ()
     return (pod.spec.node_name, taints, tuple(pod.spec.tolerations))
+
+
+def _evict_terminating(key: str, pod: Pod, run: str, message: str, cluster: Cluster, now: datetime) -> list[cmd.Command]:
+    """A deletePodHandler run for a pod already terminating (`TerminatingPodEvicted`, `run`
+    saying why), then its attempt (`_evict`, `message`)."""
+    return [cmd.EvictTerminatingPod(key=key, reason="taint-eviction", message=run), *_evict(pod, message, cluster, now)]
 
 
 def _evict(pod: Pod, message: str, cluster: Cluster, now: datetime) -> list[cmd.Command]:

@@ -34,6 +34,7 @@ from typing import Any
 from engine import commands as cmd
 from engine import events as ev
 from engine.api import catalog
+from engine.api.deletion import gc_finalizers, graceful_deletion_pending
 from engine.api.namespaces import KUBERNETES_FINALIZER, finalizers, is_namespace, status_of
 from engine.api.objects import KubeObject, OpaqueObject, Pod
 from engine.api.pods import pod_grace_period
@@ -86,13 +87,15 @@ def _pods_estimate(pods: Sequence[KubeObject], deleted_at: datetime, now: dateti
 
 
 def _stays(obj: KubeObject) -> bool:
-    """Is `obj` still listed after the deleteCollection (the API server's answer to a delete,
-    engine.api.apiserver `delete`): already terminating, a pod with a grace period, or held by
-    finalizers."""
+    """Is `obj` still listed after the deleteCollection (the API server's answer to a delete
+    with propagationPolicy Background, engine.api.apiserver `delete`): a pod whose graceful
+    deletion is pending, anything held by finalizers other than `orphan` and
+    `foregroundDeletion` (deletionFinalizersForGarbageCollection takes those off), or a pod a
+    first delete gives a grace period."""
     meta = obj.metadata
-    if meta.deletion_timestamp is not None or meta.finalizers:
+    if graceful_deletion_pending(obj, False) or gc_finalizers(meta.finalizers, "Background"):
         return True
-    return isinstance(obj, Pod) and bool(pod_grace_period(obj, False))
+    return meta.deletion_timestamp is None and isinstance(obj, Pod) and bool(pod_grace_period(obj, False))
 
 
 def _conditions(old: list[Any], failures: dict[str, tuple[str, str]], now: datetime) -> list[Any]:
@@ -176,7 +179,10 @@ class NamespaceController:
             kind_estimate = _pods_estimate(objs, deleted_at, now) if kind == "Pod" and not group else 0
             for obj in objs:
                 done += 1
-                if obj.metadata.deletion_timestamp is None:
+                # every listed object is deleted again (a pod whose graceful deletion is pending
+                # is left as it is: rest.BeforeDelete), so one already being deleted in the
+                # foreground or orphaning loses that finalizer (deletionFinalizersForGarbageCollection)
+                if not graceful_deletion_pending(obj, False):
                     out.append(
                         cmd.DeleteObject(
                             kind=kind,

@@ -144,8 +144,8 @@ class Kubelet:
             # did not stop its containers (GetPodStatus reads the cache, not the API server)
             pod = replace(pod, status=kept)
         if pod.metadata.deletion_timestamp is not None:
-            if pod.metadata.finalizers:
-                return []  # stopped; the API server keeps it until its finalizers are removed
+            # its containers stop, finalizers or not; the status manager's delete (grace period
+            # 0) then removes the pod, or leaves one finalizers hold with a grace period of 0
             grace = pod.metadata.deletion_grace_period_seconds or 0
             stop = min(cluster.kubelet.stop_after_seconds, grace)
             # when the deletion started, to the microsecond (the stored deletionTimestamp, now +
@@ -168,6 +168,7 @@ class Kubelet:
                     )
                 ]
             killed = grace > 0 and cluster.kubelet.stop_after_seconds > grace
+            gone = "finalizers hold the pod: the kubelet's delete leaves it a grace period of 0" if pod.metadata.finalizers else "the pod is gone"
             return [
                 cmd.FinishDeletion(
                     namespace=ns,
@@ -175,9 +176,9 @@ class Kubelet:
                     uid=pod.metadata.uid,
                     reason="pod-terminated",
                     message=(
-                        f"kubelet on {node} killed the pod's containers when its {grace}s grace period ran out; the pod is gone"
+                        f"kubelet on {node} killed the pod's containers when its {grace}s grace period ran out; {gone}"
                         if killed
-                        else f"kubelet on {node} stopped the pod's containers; the pod is gone"
+                        else f"kubelet on {node} stopped the pod's containers; {gone}"
                     ),
                 )
             ]
