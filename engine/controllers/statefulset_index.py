@@ -371,5 +371,5 @@ class StatefulSetIndex(EventIndex[_Entry]):
                 return status
             pod = s._new_versioned_pod(sync, start + i)
         if s.revision_of(pod) != sync.rev.update.metadata.name and not is_terminating(pod):
-            return s.roll_one(sync, pod, s.rolling_where(sync)[0], status)
+            return s.roll_one(sync, pod, s.rolling_where(sync), status)
         return status
