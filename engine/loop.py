@@ -64,6 +64,8 @@ class Controller(Protocol):
 # cluster moved without the loop (events it never routed), so that the index is built again, and
 # `caught_up(cluster)`, which the loop calls before each reconcile when it routed the actor
 # every event so far (the index then knows that the positions it did not see were not its kinds).
+# An actor built in check mode says so with `check` True; the engine then checks every engine
+# write's times too (`ApiServer.check_times`).
 
 
 def route_of(event: ev.Event) -> str:
@@ -248,7 +250,10 @@ class Engine:
         self.now: datetime | None = self.cluster.now
         self.events: list[ev.Event] = []
         self.api = ApiServer(self.cluster, self._emit, self._clock)
-        self.api.check_times = self.check_routes
+        # the whole-seconds check (ApiServer._stored) in check mode, and wherever an actor was
+        # built in check mode (`default_actors(check=True)`: the Hypothesis machines), so that
+        # an engine write that forgot `whole_second` fails the suite instead of storing a fraction
+        self.api.check_times = self.check_routes or any(getattr(c, "check", False) for c in self.controllers)
         # called whenever the loop is at rest between two timer instants (nothing dirty): the
         # session appends a chunk there, a point a later run can resume from
         self.at_rest: Callable[[], None] | None = None

@@ -308,6 +308,10 @@ class ClusterMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.engine = Engine()
+        # its actors are not built in check mode (the incremental controllers' full
+        # recomputation is not what this machine is about): the whole-seconds check of every
+        # engine write (ApiServer._stored) runs all the same
+        self.engine.api.check_times = True
         self.now = T0
         self.log: list[ev.Event] = []
         # a fresh Cluster fed the recorded log (through its encoding), event by event: the

@@ -4,8 +4,9 @@
 histories: nodes join and leave and get labels and NoSchedule/NoExecute taints; one DaemonSet
 is applied with a random nodeSelector, tolerations, image, maxUnavailable (an int or a percent),
 minReadySeconds and revisionHistoryLimit; its image changes; kubelets start failing an image;
-`rollout undo` goes back to a revision that exists; virtual time advances, or runs until the
-cluster is at rest. Every event is also folded, one at a time, into a second `Cluster` so the
+`rollout undo` goes back to a revision that exists; the user edits a ControllerRevision
+(`edit_a_revision`, tests/revisionrules.py); virtual time advances, or runs until the cluster is
+at rest. Every event is also folded, one at a time, into a second `Cluster` so the
 rules that hold at each event can be checked at each event's time:
 
 1. at rest, every node the DaemonSet should run on has exactly one non-terminating daemon pod,
@@ -18,7 +19,9 @@ rules that hold at each event can be checked at each event's time:
 3. ControllerRevision numbers are unique within the DaemonSet, the current template's is the
    highest once synced, the number seen under a revision name never goes down, and history
    cleanup never deletes a revision a live daemon pod still runs (mirrors `constructHistory`,
-   `cleanupHistory`).
+   `cleanupHistory`). Once the user edited the revisions, copies may repeat numbers, a name the
+   user renumbered or recorded again starts a new baseline, a copy holding a deleted revision's
+   hash keeps its pods' revision, and the current template is checked once no sync is to come.
 
 Every sync also runs both ways (`default_actors(check=True)`): the incremental decision from the
 controller's `DaemonSetIndex` must equal the full recomputation, `reconcile_daemonset`, command
@@ -55,6 +58,7 @@ from engine.loop import Engine
 from engine.scheduling.nodeaffinity import pod_target_node
 from tests.faultrules import expectations_at_rest, inject_fault_rule, requeue_pending
 from tests.folds import assert_fold_latest_is_evolve
+from tests.revisionrules import edit_revision_rule
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -244,6 +248,9 @@ class DaemonSetMachine(RuleBasedStateMachine):
         self.log: list[ev.Event] = []  # every event, for the teardown's differential fold
         self.violations: list[str] = []
         self.revision_seen: dict[tuple[str, str], int] = {}
+        self.revisions_edited = False  # by `edit_a_revision`
+        # (trigger, pod): pods dedupCurHistories relabelled in that sync (a user's copy of a revision)
+        self.relabelled: set[tuple[int, str]] = set()
         self.events = 0
         self.engine.run([op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(ready_after_seconds=0))])
         self.take()
@@ -288,6 +295,8 @@ class DaemonSetMachine(RuleBasedStateMachine):
         )
         subject = ev.subject(event)
         checks: list[str] = []
+        if event.by == NAME and event.reason == "revision-deduplicated" and subject is not None and subject[0] == "Pod":
+            self.relabelled.add((event.trigger, subject[2]))
         if deleting and subject is not None and subject[0] == "Pod" and event.reason == "rolling-update":
             checks = self.rolling_deletion(before, event, subject)
         if deleting and subject is not None and subject[0] == "ControllerRevision":
@@ -307,7 +316,10 @@ class DaemonSetMachine(RuleBasedStateMachine):
         desired, _ = unavailable_desired_nodes(cluster, ds, event.at)
         max_surge, _ = budget(ds, len(desired))
         current = current_revision(cluster, ds)
-        if current is not None and is_updated(pod, current.metadata.labels.get(HASH_LABEL, ""), template_generation(ds)):
+        # dedupCurHistories relabels every daemon pod with the kept revision's hash, an old one's
+        # too; rollingUpdate then reads the pods as its informer had them, before the relabel
+        relabelled = (event.trigger, pod.metadata.name) in self.relabelled
+        if current is not None and not relabelled and is_updated(pod, current.metadata.labels.get(HASH_LABEL, ""), template_generation(ds)):
             self.violations.append(
                 f"event {event.position} at {event.at.isoformat()}: rolling-update deleted a pod of the "
                 f"current revision {current.revision} ({current.metadata.labels.get(HASH_LABEL)}): {brief_pod(pod)}"
@@ -339,6 +351,8 @@ class DaemonSetMachine(RuleBasedStateMachine):
             return
         hash_ = cr.metadata.labels.get(HASH_LABEL)
         users = [p for p in daemon_pods(cluster, ds) if p.metadata.labels.get(HASH_LABEL) == hash_]
+        if users and self.revisions_edited and any(c is not cr and c.metadata.labels.get(HASH_LABEL) == hash_ for c in revisions(cluster, ds)):
+            users = []  # the user's copy of it holds their hash: dedupCurHistories keeps one of the two
         if users:
             self.violations.append(
                 f"event {event.position}: {event.reason} deleted revision {cr.revision} ({cr.metadata.name}) "
@@ -352,8 +366,14 @@ class DaemonSetMachine(RuleBasedStateMachine):
         if ds is None:
             return
         crs = revisions(self.shadow, ds)
+        if event.by != NAME or (self.revisions_edited and isinstance(event, ev.ObjectCreated)):
+            # the user's write (a renumbered revision), or once the user edited the revisions, a
+            # name recorded again (as maxRevision + 1 of those the user left): a new baseline
+            self.revision_seen[(ds.metadata.uid, event.object.metadata.name)] = event.object.revision
         numbers = sorted(c.revision for c in crs)
-        if len(numbers) != len(set(numbers)):
+        # the user's copies repeat numbers, which constructHistory renumbers only for the current
+        # template's revision
+        if len(numbers) != len(set(numbers)) and not self.revisions_edited:
             self.violations.append(
                 f"event {event.position}: revision numbers repeat among {sorted((c.metadata.name, c.revision) for c in crs)}"
             )
@@ -362,7 +382,7 @@ class DaemonSetMachine(RuleBasedStateMachine):
             seen = self.revision_seen.get(key, 0)
             if cr.revision < seen:
                 self.violations.append(
-                    f"event {event.position}: revision {cr.metadata.name} went from {seen} down to {cr.revision}"
+                    f"event {event.position} ({event.by}, {event.reason}): revision {cr.metadata.name} went from {seen} down to {cr.revision}"
                 )
             self.revision_seen[key] = max(seen, cr.revision)
 
@@ -444,8 +464,9 @@ class DaemonSetMachine(RuleBasedStateMachine):
         try:
             self.run(op.RolloutUndo(at=self.now, kind="DaemonSet", namespace=NS, name=DS_NAME, to_revision=to))
         except op.Rejected as exc:
-            # only "nothing to go back to" is a fair refusal here: `to` exists
-            assert to == 0 and "no last revision" in str(exc), str(exc)
+            # only "nothing to go back to" is a fair refusal here: `to` exists (and with no
+            # revision at all, after the user deleted or orphaned them, there is no history)
+            assert to == 0 and ("no last revision" in str(exc) or (not numbers and "no rollout history" in str(exc))), str(exc)
             note(f"  refused: {exc}")
 
     @rule(seconds=st.integers(min_value=1, max_value=20))
@@ -468,6 +489,10 @@ class DaemonSetMachine(RuleBasedStateMachine):
     def faulted(self) -> bool:
         """A sync of the controller failed and its rate-limited requeue is still to come."""
         return requeue_pending(self.cluster, NAME)
+
+    # --- the user's edits of the revisions ---------------------------------------------------------
+
+    edit_a_revision = edit_revision_rule("DaemonSet", NS, DS_NAME)
 
     # --- invariants -----------------------------------------------------------------------------
 
@@ -515,6 +540,8 @@ class DaemonSetMachine(RuleBasedStateMachine):
         ds = self.ds()
         if ds is None or ds.status.observed_generation != ds.metadata.generation:
             return
+        if self.revisions_edited and self.faulted():
+            return  # the user's edit (an orphaned revision to adopt, one deleted) is undone by a sync to come
         crs = revisions(self.cluster, ds)
         current = current_revision(self.cluster, ds)
         assert current is not None, f"no revision holds the current template; revisions: {sorted((c.metadata.name, c.revision) for c in crs)}"

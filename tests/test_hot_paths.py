@@ -189,21 +189,42 @@ def test_the_bench_appends_every_logged_event_and_both_stores_log_the_same_bytes
 
 
 @pytest.mark.parametrize(
-    ("writes", "seconds"),
+    ("writes", "release", "bound"),
     [
-        ({}, 0.0),
-        ({"daemonset-controller": 30}, 0.0),  # the burst goes at once
-        ({"daemonset-controller": 50}, 1.0),  # 20 past the burst at 20 a second
+        pytest.param({}, "1.36", (0.0, "", 0), id="no writes"),
+        pytest.param({"daemonset-controller": 30}, "1.36", (0.0, "daemonset-controller", 30), id="a burst"),  # the burst goes at once
+        pytest.param({"daemonset-controller": 50}, "1.36", (1.0, "daemonset-controller", 50), id="one controller past its burst"),  # 20 past the burst at 20 a second
         # two controllers, two clients, two buckets: side by side, not one after the other
-        ({"daemonset-controller": 50, "garbage-collector": 50}, 1.0),
-        ({"deployment-controller": 70, "replicaset-controller": 230}, 10.0),
+        pytest.param({"daemonset-controller": 50, "garbage-collector": 50}, "1.36", (1.0, "garbage-collector", 50), id="two controllers as busy"),
+        pytest.param({"deployment-controller": 70, "replicaset-controller": 230}, "1.36", (10.0, "replicaset-controller", 230), id="the busiest bounds"),
+        # NoExecuteTaintManager ran inside the node lifecycle controller, with its client, until 1.29
+        pytest.param({"node-lifecycle-controller": 40, "taint-eviction-controller": 40}, "1.36", (0.5, "taint-eviction-controller", 40), id="the taint eviction controller has its own client"),
+        pytest.param({"node-lifecycle-controller": 40, "taint-eviction-controller": 40}, "1.18", (2.5, "node-lifecycle-controller", 80), id="before-1.29-the-taint-manager-spends-the-node-lifecycle-controllers-tokens"),
     ],
-    ids=["no writes", "a burst", "one controller past its burst", "two controllers as busy", "the busiest bounds"],
 )
-def test_kube_controller_manager_needs_the_time_of_its_busiest_controllers_client(writes: dict[str, int], seconds: float) -> None:
+def test_kube_controller_manager_needs_the_time_of_its_busiest_controllers_client(writes: dict[str, int], release: str, bound: tuple[float, str, int]) -> None:
     from bench.measure import kcm_seconds
 
-    assert kcm_seconds(writes) == seconds
+    assert kcm_seconds(writes, release) == bound
+
+
+def test_the_kube_controller_manager_actors_are_the_engines_but_the_scheduler_and_kubelets() -> None:
+    """The node lifecycle controller runs inside kube-controller-manager with a client of its own
+    (node-controller): its writes count."""
+    from bench.measure import KCM_ACTORS
+
+    assert sorted(KCM_ACTORS) == [
+        "daemonset-controller",
+        "deployment-controller",
+        "garbage-collector",
+        "namespace-controller",
+        "node-lifecycle-controller",
+        "persistentvolume-binder",
+        "pod-garbage-collector",
+        "replicaset-controller",
+        "statefulset-controller",
+        "taint-eviction-controller",
+    ]
 
 
 def test_the_bench_counts_controller_writes_by_controller() -> None:
@@ -220,3 +241,18 @@ def test_the_bench_counts_controller_writes_by_controller() -> None:
     by = [e.by for e in store.read() if isinstance(e, ev.ObjectEvent | ev.ObjectDeleted) and e.by in KCM_ACTORS]
     assert counts == {name: by.count(name) for name in sorted(set(by))}
     assert set(counts) == {"deployment-controller", "replicaset-controller"}
+
+
+def test_the_goals_name_the_busiest_kube_controller_manager_client_and_its_requests() -> None:
+    """bench/report.py's kube-controller-manager goal reads the busiest client from kcm_seconds."""
+    from bench.measure import REPLAY_SQLITE, Figure, SizeResult
+    from bench.report import ScenarioResult, goals
+    from bench.scenarios import SCENARIOS
+
+    scenario = next(s for s in SCENARIOS if s.name == "daemonset-rollout")
+    size = SizeResult(size=scenario.warm_up, operations=1, build_seconds=0.0)
+    size.figures[REPLAY_SQLITE] = Figure(events=1, seconds=1.0, cpu_seconds=0.5)
+    size.controller_writes = {"daemonset-controller": 430, "garbage-collector": 30}
+    (line,) = [g for g in goals([ScenarioResult(scenario, [size])]) if "controller writes" in g]
+    assert "460 controller writes, 430 of them by daemonset-controller, whose client needs >= 20 s" in line
+    assert "took 0.5 s CPU: 40x faster" in line

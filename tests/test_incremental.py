@@ -310,7 +310,7 @@ WEB_DATA = {"spec": {"template": {"metadata": {"labels": {"app": "web"}}, "spec"
     ],
 )
 def test_a_statefulset_sync_reuses_its_last_revisions_only_while_they_are_the_same(change, reason: str) -> None:  # type: ignore[no-untyped-def]
-    """`StatefulSetIndex._revisions` keeps getStatefulSetRevisions' answer between syncs: a
+    """`StatefulSetIndex._history` keeps getStatefulSetRevisions' answer between syncs: a
     revision created or deleted must make the next sync decide again (the kept answer would
     write nothing), as the full recomputation does (check mode)."""
     from engine.api.objects import ControllerRevision
@@ -320,7 +320,7 @@ def test_a_statefulset_sync_reuses_its_last_revisions_only_while_they_are_the_sa
     engine.run([statefulset(T0 + timedelta(seconds=1), 2)])
     engine.finish()
     entry = the(engine, StatefulSetController).index.entries["default/web"]  # type: ignore[attr-defined]
-    assert entry.revisions is not None  # the answer is kept
+    assert entry.listed is not None and entry.listed[2] is not None  # the answer is kept
     sts = engine.cluster.get("StatefulSet", "default", "web")
     (current,) = [c for c in engine.cluster.by_owner(sts.metadata.uid, "ControllerRevision") if isinstance(c, ControllerRevision)]  # type: ignore[union-attr]
     engine.take_events()
@@ -350,11 +350,10 @@ def test_a_statefulset_sync_decides_its_revisions_again_when_the_status_names_an
     entry = the(engine, StatefulSetController).index.entries["default/web"]  # type: ignore[attr-defined]
     sts = engine.cluster.get("StatefulSet", "default", "web")
     assert isinstance(sts, s.StatefulSet)
-    revisions, _ = s._list_revisions(engine.cluster, sts, entry.selector)
-    kept = StatefulSetIndex._revisions(sts, entry, engine.cluster, revisions)
-    assert entry.revisions is not None and kept.current is not kept.update
+    revisions, kept, _ = StatefulSetIndex._history(sts, entry, engine.cluster)
+    assert entry.listed is not None and entry.listed[2] is not None and kept.current is not kept.update
     moved = replace(sts, status=replace(sts.status, current_revision=sts.status.update_revision))
-    got = StatefulSetIndex._revisions(moved, entry, engine.cluster, revisions)
+    _, got, _ = StatefulSetIndex._history(moved, entry, engine.cluster)
     want = s.statefulset_revisions(engine.cluster, moved, revisions)
     assert (got.current, got.update, got.collision_count, got.commands) == (want.current, want.update, want.collision_count, want.commands)
     assert got.current is got.update

@@ -768,13 +768,13 @@ def test_the_pod_handlers_wake_and_observe_as_upstreams(case: _HandlerCase, keys
 
 
 def test_replicaset_events_wake_that_replicaset() -> None:
-    """addRS / updateRS: every ReplicaSet event (spec or status) syncs it."""
+    """addRS / updateRS / deleteRS: every ReplicaSet event (spec, status or its deletion) syncs it."""
     m = Manager()
     rs = m.add_rs(rs_manifest(1))
     for event in (_created, _updated, lambda o: ev.StatusUpdated(position=1, at=T0, object=o)):
         assert list(ReplicaSetController().keys_for(event(rs), m.cluster)) == ["default/foobar"]
     gone = ev.ObjectDeleted(position=1, at=T0, kind="ReplicaSet", namespace=NS, name="foobar", uid=rs.metadata.uid)
-    assert list(ReplicaSetController().keys_for(gone, m.cluster)) == []  # nothing left to sync
+    assert list(ReplicaSetController().keys_for(gone, m.cluster)) == ["default/foobar"]  # deleteRS's queue.Add
 
 
 # --- related ReplicaSets and pods -----------------------------------------------------------------
@@ -1267,3 +1267,25 @@ def test_reconcile_is_a_function_of_the_cluster() -> None:
     m.add_pods(3, node="n")
     first = reconcile_replicaset(m.rs(), m.cluster, m.now)
     assert first == reconcile_replicaset(m.rs(), m.cluster, m.now)
+
+
+def test_a_replicaset_created_again_after_its_deletion_retries_from_the_first_backoff_step() -> None:
+    """deleteRS queues the deleted key: its sync finds no ReplicaSet (syncReplicaSet's NotFound
+    returns nil) and processNextWorkItem's Forget drops the key's failures there, so a ReplicaSet
+    created again with the name before its backoff ran out waits 5 ms after its first failure,
+    not the 14th failure's 41 s."""
+    refuse = ev.ApiFault(client=NAME, verb="create", kind="Pod", code=500)
+    deleted, created = T0 + timedelta(seconds=30), T0 + timedelta(seconds=31)
+    engine = Engine()
+    engine.run([
+        op.InjectFault(at=T0, fault=refuse),
+        op.Apply(at=T0, object=decode_object(rs_manifest(1))),
+        op.Advance(at=deleted),
+        op.Delete(at=deleted, kind="ReplicaSet", namespace=NS, name="foobar"),
+        op.Apply(at=created, object=decode_object(rs_manifest(1))),
+    ])
+    events = engine.take_events()
+    forgotten = [e.at for e in events if isinstance(e, ev.FailuresForgotten) and e.owner == NAME]
+    assert forgotten == [deleted]
+    failed = next(e for e in events if isinstance(e, ev.SyncFailed) and e.owner == NAME and e.at >= created)
+    assert (failed.failures, failed.due) == (1, created + timedelta(milliseconds=5))

@@ -7,7 +7,8 @@ Parallel, 0-5 replicas, an optional `ordinals.start`, claim templates, minReadyS
 partition, RollingUpdate or OnDelete, a retention policy; then scales, image changes (good images
 and the broken one), partition, start, strategy, minReadySeconds and retention changes, pod
 deletions, user finalizers that keep a deleted pod or claim terminating, pod-status reports
-(Failed, Ready=false), claim deletions, nodes going and coming, time advancing, runs to rest, deleting the
+(Failed, Ready=false), claim deletions, the user's edits of a ControllerRevision (`edit_a_revision`,
+tests/revisionrules.py), nodes going and coming, time advancing, runs to rest, deleting the
 set (Background, Foreground, Orphan) and creating it again. Every event the engine appends is
 encoded, decoded and folded, one at a time, into a second `Cluster` (`shadow`, which must end equal
 to the engine's), and the rules that hold at an event are checked there, against the state just
@@ -30,7 +31,10 @@ before it (numbered as in issue 5 item 11):
    but the user deletes a claim no Delete retention policy ever covered;
 5. revision numbers are unique, a name's number never goes down, the update revision is the
    highest, and history truncation never deletes a live revision (mirrors
-   `getStatefulSetRevisions`, `truncateHistory`);
+   `getStatefulSetRevisions`, `truncateHistory`); once the user edited the revisions, copies may
+   repeat numbers and a renumbered name starts a new baseline, and the controller, which has no
+   revision handlers, meets an edit at its next sync: the invariants about a settled set (5, 7)
+   wait for it, and healing pokes the set;
 6. at rest status.replicas, readyReplicas and updatedReplicas count the set's pods;
    currentRevision only moves when updated == ready == replicas == spec.replicas;
 7. `reconcile_statefulset` returns nothing but timers on a settled cluster.
@@ -80,6 +84,7 @@ from engine.events import KubeletPolicy
 from engine.loop import Engine, Livelock, real_pacing
 from tests.faultrules import inject_fault_rule, requeue_pending
 from tests.folds import assert_fold_latest_is_evolve
+from tests.revisionrules import edit_revision_rule
 
 T0 = datetime(2026, 11, 20, 10, 0, 0, tzinfo=UTC)
 NS = "default"
@@ -293,7 +298,8 @@ def update_revision(cluster: Cluster, sts: StatefulSet) -> ControllerRevision | 
     """The revision holding the set's template (the highest such, as getStatefulSetRevisions)."""
     data = statefulset_revision_data(sts.spec.template)
     found = [c for c in set_revisions(cluster, sts) if c.data == data]
-    return max(found, key=lambda c: c.revision) if found else None
+    # the last in SortControllerRevisions' order (a user's copy may share its number)
+    return max(found, key=lambda c: (c.revision, c.metadata.creation_timestamp or T0, c.metadata.name)) if found else None
 
 
 def revisions_brief(crs: Iterable[ControllerRevision]) -> list[tuple[str, int]]:
@@ -331,6 +337,21 @@ class StatefulSetMachine(RuleBasedStateMachine):
         # status names the revisions of an older sync
         self.status_refused = False
         self.revision_seen: dict[tuple[str, str], int] = {}
+        # the user edited the revisions (`edit_a_revision`), last at that position; the set's
+        # last sync read the cluster at `synced_at` (the controller has no revision handlers, as
+        # upstream's: an edit waits for the next sync, which a pod or set event brings)
+        self.revisions_edited = False
+        self.edited_at = 0
+        self.synced_at = 0
+        controller = self.engine.by_name[NAME]
+        reconcile = controller.reconcile
+
+        def spied(key: str, cluster: Cluster, now: datetime) -> Any:
+            if key == f"{NS}/{SET}":
+                self.synced_at = cluster.position
+            return reconcile(key, cluster, now)
+
+        controller.reconcile = spied  # type: ignore[method-assign]
         self.pod_writes: dict[int, list[str]] = {}  # sync trigger -> pod creates/deletes
         self.retention_covered: set[str] = set()  # claims a Delete retention policy ever covered
         # the one way a history may end early: `accept_livelock`; later steps do nothing
@@ -461,6 +482,8 @@ class StatefulSetMachine(RuleBasedStateMachine):
             read = the_set(decided) if decided is not None else sts
             if read is not None and "Delete" in retention_of(read):
                 self.retention_covered.add(subject[2])  # type: ignore[index]
+        if event.by == USER and kind == "ControllerRevision":
+            self.revisions_edited, self.edited_at = True, event.position
         if isinstance(event, ev.ObjectDeleted) and kind == "ControllerRevision":
             # gone (truncated, or collected with its set): a later revision of that name starts afresh
             self.revision_seen = {k: v for k, v in self.revision_seen.items() if k[1] != subject[2]}
@@ -699,8 +722,12 @@ class StatefulSetMachine(RuleBasedStateMachine):
     def check_revision_numbers(self, sts: StatefulSet, event: ev.Event) -> None:
         """5. Unique numbers; a name's number never goes down (a re-used revision only moves up)."""
         crs = set_revisions(self.shadow, sts)
+        if event.by == USER and isinstance(event, ev.ObjectEvent):  # a renumbered revision: a new baseline
+            self.revision_seen[(sts.metadata.uid, event.object.metadata.name)] = event.object.revision
         numbers = [c.revision for c in crs]
-        if len(numbers) != len(set(numbers)):
+        # the user's copies repeat numbers, which getStatefulSetRevisions renumbers only for the
+        # template's revision
+        if len(numbers) != len(set(numbers)) and not self.revisions_edited:
             self.violation(event, f"revision numbers repeat: {revisions_brief(crs)}")
         for c in crs:
             key = (sts.metadata.uid, c.metadata.name)
@@ -904,8 +931,11 @@ class StatefulSetMachine(RuleBasedStateMachine):
 
     @rule()
     def heal_and_check_at_rest(self) -> None:
-        """3. Healthy kubelets, the stuck pods deleted, time run out: the set has converged."""
+        """3. Healthy kubelets, the stuck pods deleted, time run out, the set synced after the
+        user's last edit of its revisions: the set has converged."""
         self.run(op.ConfigureKubelet(at=self.now, policy=KubeletPolicy(ready_after_seconds=0)))
+        if self.edit_unseen() and self.sts() is not None:
+            self.run(op.Patch(at=self.now, kind="StatefulSet", namespace=NS, name=SET, merge={"metadata": {"annotations": {"poke": str(self.cluster.position)}}}))
         if not self.nodes():
             self.run(op.Apply(at=self.now, object=node(NODE_NAMES[0])))
         for pod in self.pods():
@@ -1007,6 +1037,15 @@ class StatefulSetMachine(RuleBasedStateMachine):
         """A sync of the controller failed and its rate-limited requeue is still to come."""
         return requeue_pending(self.cluster, NAME)
 
+    def edit_unseen(self) -> bool:
+        """The user edited the revisions after the set's last sync: what that sync left, the next
+        one may change."""
+        return self.edited_at > self.synced_at
+
+    # --- the user's edits of the revisions ---------------------------------------------------------
+
+    edit_a_revision = edit_revision_rule("StatefulSet", NS, SET)
+
     # --- invariants -----------------------------------------------------------------------------
 
     @invariant()
@@ -1027,6 +1066,8 @@ class StatefulSetMachine(RuleBasedStateMachine):
         sts = self.sts()
         if self.livelock is not None or sts is None or terminating(sts) or sts.status.observed_generation != sts.metadata.generation or self.faulted():
             return  # a set being deleted in the foreground loses its revisions to the garbage collector
+        if self.edit_unseen():
+            return  # the user's edit (a revision deleted, orphaned, renumbered) waits for the next sync
         crs = set_revisions(self.cluster, sts)
         update = update_revision(self.cluster, sts)
         assert update is not None, f"no revision holds the template: {revisions_brief(crs)}"
@@ -1058,6 +1099,8 @@ class StatefulSetMachine(RuleBasedStateMachine):
             # getStatefulSetRevisions would make one again at the next sync, which upstream gets from a
             # pod event or the informer resync, and nothing here wakes
             return
+        if self.edit_unseen():
+            return  # the next sync meets the user's edit of the revisions; none has run since
         commands = reconcile_statefulset(sts, self.cluster, self.engine.now)
         others = [c for c in commands if not isinstance(c, cmd.SetTimer)]
         if others and self.cluster.pending_timers(NAME, f"{NS}/{SET}"):

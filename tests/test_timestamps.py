@@ -295,7 +295,8 @@ def test_check_mode_fails_an_engine_write_that_carries_a_fraction(instant: datet
 
 def test_an_engine_write_at_a_sub_second_instant_is_stored_as_written() -> None:
     """What makes the check above necessary: an engine write is trusted to stamp whole seconds,
-    so a fraction it carried would be stored (the check mode of every paced test guards it)."""
+    so a fraction it carried would be stored (check mode guards it: every engine whose actors
+    are built with `check=True`, so every Hypothesis machine, and $KREPLAY_CHECK_INCREMENTAL=1)."""
     engine = _engine(op.Apply(at=T0, object=_workload("ReplicaSet")))
     engine.now = AT_700
     (pod,) = _pods(engine)
@@ -327,6 +328,43 @@ def test_a_paced_run_stores_whole_second_times_while_its_events_keep_the_millise
     # stored Ready time (10:00:00) is more than 5 s ago
     available = _first_available(engine, "ReplicaSet")
     assert T0 + timedelta(seconds=5) < available < T0 + timedelta(seconds=6), available
+
+
+def _paced_rollout(check: bool) -> Engine:
+    """A Deployment rolled out with `--pace real` (its writes at sub-second instants) by actors
+    built in check mode or not, as the Hypothesis machines build them."""
+    from engine.actors import default_actors
+    from engine.loop import real_pacing
+
+    engine = Engine(controllers=default_actors(check=check), pacing=real_pacing())
+    engine.run([
+        op.ConfigureKubelet(at=T0, policy=KubeletPolicy()),
+        op.Apply(at=T0, object=_node()),
+        op.Apply(at=T0, object=_workload("Deployment", minReadySeconds=5)),
+        op.Advance(at=T0 + timedelta(seconds=10)),
+    ])
+    return engine
+
+
+# the stamps an engine write makes at its own instant, each broken on purpose below
+STAMPS = [
+    pytest.param("engine.api.apiserver", id="the-api-servers-creation-timestamp"),
+    pytest.param("engine.api.pods", id="a-pod-conditions-transition-time"),
+    pytest.param("engine.nodes.kubelet", id="the-kubelets-start-time"),
+    pytest.param("engine.controllers.deployment.util", id="a-deployment-conditions-update-time"),
+]
+
+
+@pytest.mark.parametrize("module", STAMPS)
+def test_actors_built_in_check_mode_fail_a_write_that_forgot_whole_second(module: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Hypothesis machines build their actors with `check=True` and run without
+    $KREPLAY_CHECK_INCREMENTAL in CI: the whole-seconds check runs there all the same, so an
+    engine stamp that forgot `whole_second` fails the run instead of storing a fraction."""
+    monkeypatch.delenv("KREPLAY_CHECK_INCREMENTAL", raising=False)
+    _paced_rollout(check=True)  # whole stamps pass the check
+    monkeypatch.setattr(f"{module}.whole_second", lambda t: t)
+    with pytest.raises(AssertionError, match="has a time the API server would cut"):
+        _paced_rollout(check=True)
 
 
 # --- times inside opaque objects and managedFields (engine/api/gotypes/times.json) ------------------

@@ -442,8 +442,13 @@ class ReplicaSetController(IndexedController):
                 key = self._pod_deleted(cluster, event.namespace, event.name, ref)
                 return (key,) if key is not None else ()
             if event.kind == "ReplicaSet":
-                # deleteRS: a ReplicaSet created again with this name starts clean
-                self.expectations.delete(f"{event.namespace}/{event.name}")
+                # mirrors deleteRS: a ReplicaSet created again with this name starts clean, and
+                # the key is queued all the same: its sync finds no ReplicaSet (syncReplicaSet's
+                # NotFound returns nil), so the workqueue forgets the key's failures (Forget) and
+                # a ReplicaSet created again with this name retries from the first backoff step
+                key = f"{event.namespace}/{event.name}"
+                self.expectations.delete(key)
+                return (key,)
         return ()
 
     def _pod_changed(self, event: ev.ObjectEvent, pod: Pod, old: Pod | None, cluster: Cluster) -> Sequence[str]:
@@ -480,7 +485,7 @@ class ReplicaSetController(IndexedController):
         # controllerRef changed (no creation observed: no controller waits for an orphan)
         if old is None or ref_changed or old.metadata.labels != meta.labels:
             return _unique((old_key, *_selecting(cluster, pod)))
-        return (old_key,) if old_key is not None else ()
+        return ()  # the same orphan as before (no ref_changed: no old controller to sync)
 
     def _pod_deleted(self, cluster: Cluster, namespace: str, name: str, ref: OwnerReference | None) -> str | None:
         """Mirrors deletePod: the key of the pod's controller, whose DeletionObserved it lowers

@@ -328,7 +328,9 @@ def truncate_history(
     sync writes one (`revision_written`)."""
     limit = sts.spec.revision_history_limit if sts.spec.revision_history_limit is not None else 10
     if limit < 0 or len(revisions) <= limit:
-        return []  # both lists below are some of `revisions`: neither exceeds the limit
+        # both lists below are some of `revisions`, so neither exceeds the limit: _history_deletes'
+        # own guard would return [] too, this one saves building the two lists (most syncs)
+        return []
     live_for_pods = {revision_of(p) for p in pods}
     without_status = [r for r in revisions if r.metadata.name not in live_for_pods]
     history = [r for r in without_status if r.metadata.name not in (current, update)]
@@ -597,8 +599,6 @@ class _Sync:
     def status_update(self, status: StatefulSetStatus) -> list[cmd.Command]:
         """updateStatefulSetStatus's write of what updateStatefulSet returned (completeRollingUpdate
         applied), or of what it returned at a refused rolling-update delete."""
-        if not self.status_if_refused:  # (most syncs: no alternative, often nothing to write)
-            return status_update(self.sts, _complete_rolling_update(self.sts, status))
         complete = [(step, _complete_rolling_update(self.sts, s)) for step, s in self.status_if_refused]
         return status_update(self.sts, _complete_rolling_update(self.sts, status), complete)
 
@@ -799,7 +799,7 @@ def _at_current(sync: _Sync, ordinal: int) -> bool:
     ru = strategy.rolling_update
     # upstream's condition reads `A && B || C` (Go precedence), kept as it is
     return (strategy.type == "RollingUpdate" and ru is None and ordinal < start + sts.status.current_replicas) or (
-        ru is not None and ordinal < start + (ru.partition or 0)
+        ru is not None and ordinal < start + partition_of(sts)
     )
 
 
@@ -885,9 +885,8 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
     result = status()
     update = sync.rev.update.metadata.name
     ru = strategy.rolling_update
-    update_min = (ru.partition or 0) if ru is not None else 0
-    where = f"revision {sync.rev.update.revision} ({update})"
-    partition = f", partition {update_min}" if update_min else ""
+    update_min = partition_of(sts)
+    where = rolling_where(sync)
     if MAX_UNAVAILABLE_STATEFULSET:
         max_unavailable = max_unavailable_of(ru.max_unavailable if ru else None, count)
         unavailable = sum(is_unavailable(p, min_ready, now) for p in slots)
@@ -899,14 +898,14 @@ def _update_statefulset(sync: _Sync, pods: list[Pod]) -> StatefulSetStatus:
                 break
             pod = slots[target]
             if revision_of(pod) != update and not is_terminating(pod):
-                why = f"rolling update to {where}{partition}: {unavailable} unavailable of maxUnavailable {max_unavailable}, highest ordinals first"
+                why = f"rolling update to {where}: {unavailable} unavailable of maxUnavailable {max_unavailable}, highest ordinals first"
                 result = sync.delete_for_update(pod, why, result)
                 deleted += 1
         return result
     for target in range(count - 1, update_min - 1, -1):
         pod = slots[target]
         if revision_of(pod) != update and not is_terminating(pod):
-            return roll_one(sync, pod, where + partition, result)
+            return roll_one(sync, pod, where, result)
         if is_unavailable(pod, min_ready, now):
             return result  # wait for this pod before touching lower ordinals
     return result
@@ -918,12 +917,11 @@ def partition_of(sts: StatefulSet) -> int:
     return (ru.partition or 0) if ru is not None else 0
 
 
-def rolling_where(sync: _Sync) -> tuple[str, int]:
-    """(how the rolling update's messages name its target, the partition)."""
+def rolling_where(sync: _Sync) -> str:
+    """How the rolling update's messages name its target (and the partition, if any)."""
     update_min = partition_of(sync.sts)
-    update = sync.rev.update.metadata.name
     partition = f", partition {update_min}" if update_min else ""
-    return f"revision {sync.rev.update.revision} ({update}){partition}", update_min
+    return f"revision {sync.rev.update.revision} ({sync.rev.update.metadata.name}){partition}"
 
 
 def roll_one(sync: _Sync, pod: Pod, where: str, result: StatefulSetStatus) -> StatefulSetStatus:
@@ -1099,9 +1097,7 @@ def blocking_pod(sts: StatefulSet, cluster: Cluster, now: datetime) -> tuple[str
                 f"{pod.metadata.name} to let the set create it with its claims"
             )
     if sts.spec.update_strategy.type == "RollingUpdate":
-        ru = sts.spec.update_strategy.rolling_update
-        update_min = (ru.partition or 0) if ru is not None else 0
-        for ordinal in range(start + count - 1, start + update_min - 1, -1):
+        for ordinal in range(start + count - 1, start + partition_of(sts) - 1, -1):
             pod = pods.get(ordinal)
             if pod is None or revision_of(pod) != update:
                 return None

@@ -45,6 +45,8 @@ from engine.controllers.ownership import (
     dependents_unchanged,
 )
 
+_Answer = tuple[str, ControllerRevision, ControllerRevision]
+
 
 class _Entry:
     """One StatefulSet's pods by ordinal, and what each ordinal means to the next sync."""
@@ -74,11 +76,11 @@ class _Entry:
         self.dirty_pods: set[str] = {o.metadata.name for o in cluster.by_owner(self.uid, "Pod")}
         self.dirty_indexes: set[int] = set()
         self.processed: dict[int, tuple[bool, list[cmd.Command]]] = {}  # refresh_indexes'
-        # ListControllerRevisions' answer and the revision objects it was read from
-        self.listed: tuple[tuple[KubeObject | None, ...], list[ControllerRevision]] | None = None
-        # getStatefulSetRevisions' last answer that wrote nothing and found the template in the
-        # newest revision: (the `listed` it was read from, status.currentRevision, current, update)
-        self.revisions: tuple[object, str, ControllerRevision, ControllerRevision] | None = None
+        # the revision objects (by identity) the last ListControllerRevisions that adopted nothing
+        # read, its answer, and getStatefulSetRevisions' answer from that listing if it wrote
+        # nothing and found the template in the newest revision: (status.currentRevision it read,
+        # current, update) (`StatefulSetIndex._history`)
+        self.listed: tuple[tuple[KubeObject | None, ...], list[ControllerRevision], _Answer | None] | None = None
 
     def fits(self, sts: StatefulSet) -> bool:
         return sts.metadata.uid == self.uid and (sts.spec is self.spec or sts.spec == self.spec)
@@ -254,8 +256,7 @@ class StatefulSetIndex(EventIndex[_Entry]):
         return False
 
     def _decide(self, sts: StatefulSet, entry: _Entry, cluster: Cluster, now: datetime) -> list[cmd.Command]:
-        revisions, commands = self._list_revisions(sts, entry, cluster)
-        rev = self._revisions(sts, entry, cluster, revisions)
+        revisions, rev, commands = self._history(sts, entry, cluster)
         commands += rev.commands
         names = (rev.current.metadata.name, rev.update.metadata.name)
         if names != entry.names:
@@ -271,38 +272,35 @@ class StatefulSetIndex(EventIndex[_Entry]):
         return commands
 
     @staticmethod
-    def _revisions(sts: StatefulSet, entry: _Entry, cluster: Cluster, revisions: list[ControllerRevision]) -> s.Revisions:
-        """`statefulset_revisions` of what `_list_revisions` just answered, kept while its answer
-        cannot change. When the newest revision holds the template (equal data) nothing is
-        written, and the answer reads only the revisions, the template (the entry's: a changed
-        spec makes a new entry) and status.currentRevision (and collisionCount, passed through):
-        it stands while they do. The revisions are the same objects while `entry.listed` is the
-        same listing (`_list_revisions` makes a new one, or none, whenever they may differ)."""
-        current_name = sts.status.current_revision
-        kept = entry.revisions
-        if kept is not None and kept[0] is entry.listed and kept[1] == current_name:
-            return s.Revisions(kept[2], kept[3], sts.status.collision_count or 0, [])
-        rev = s.statefulset_revisions(cluster, sts, revisions)
-        entry.revisions = None
-        if entry.listed is not None and not rev.commands and revisions and rev.update is revisions[-1]:
-            entry.revisions = (entry.listed, current_name, rev.current, rev.update)
-        return rev
-
-    def _list_revisions(
-        self, sts: StatefulSet, entry: _Entry, cluster: Cluster
-    ) -> tuple[list[ControllerRevision], list[cmd.Command]]:
-        """`statefulset._list_revisions`, kept while the set's revisions are the same objects and
-        no revision is an orphan (to adopt): its filter and sort read nothing else."""
-        if cluster.orphans.get("ControllerRevision"):
-            entry.listed = None
-            return s._list_revisions(cluster, sts, entry.selector)
+    def _history(
+        sts: StatefulSet, entry: _Entry, cluster: Cluster
+    ) -> tuple[list[ControllerRevision], s.Revisions, list[cmd.Command]]:
+        """`statefulset._list_revisions` (its adoptions), then `statefulset_revisions` of its
+        answer, both kept in `entry.listed` while they cannot change. The listing's filter and
+        sort read only the revisions the set owns: it stands while they are the same objects and
+        no orphan revision may be adopted. When the newest revision holds the template (equal
+        data) nothing is written, and the revisions' answer reads only the listing, the template
+        (the entry's: a changed spec makes a new entry) and status.currentRevision (and
+        collisionCount, passed through): it stands while they do."""
         listed = entry.listed
-        if listed is not None and dependents_unchanged(listed[0], cluster, entry.uid, "ControllerRevision"):
-            return list(listed[1]), []
-        owned = dependents_of(cluster, entry.uid, "ControllerRevision")
-        revisions, commands = s._list_revisions(cluster, sts, entry.selector)
-        entry.listed = (owned, revisions) if not commands else None
-        return list(revisions), commands
+        if cluster.orphans.get("ControllerRevision"):
+            listed = entry.listed = None
+            revisions, commands = s._list_revisions(cluster, sts, entry.selector)
+        elif listed is not None and dependents_unchanged(listed[0], cluster, entry.uid, "ControllerRevision"):
+            revisions, commands = listed[1], []
+        else:
+            owned = dependents_of(cluster, entry.uid, "ControllerRevision")
+            revisions, commands = s._list_revisions(cluster, sts, entry.selector)
+            listed = entry.listed = (owned, revisions, None) if not commands else None
+        current_name = sts.status.current_revision
+        answer = listed[2] if listed is not None else None
+        if answer is not None and answer[0] == current_name:
+            return list(revisions), s.Revisions(answer[1], answer[2], sts.status.collision_count or 0, []), commands
+        rev = s.statefulset_revisions(cluster, sts, revisions)
+        if listed is not None:
+            kept = not rev.commands and revisions and rev.update is revisions[-1]
+            entry.listed = (listed[0], listed[1], (current_name, rev.current, rev.update) if kept else None)
+        return list(revisions), rev, commands
 
     def _update(self, sync: s._Sync, entry: _Entry, monotonic: bool) -> s.StatefulSetStatus:
         """`_update_statefulset` from the kept indexes."""
@@ -373,5 +371,5 @@ class StatefulSetIndex(EventIndex[_Entry]):
                 return status
             pod = s._new_versioned_pod(sync, start + i)
         if s.revision_of(pod) != sync.rev.update.metadata.name and not is_terminating(pod):
-            return s.roll_one(sync, pod, s.rolling_where(sync)[0], status)
+            return s.roll_one(sync, pod, s.rolling_where(sync), status)
         return status
