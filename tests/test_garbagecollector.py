@@ -219,27 +219,34 @@ def test_a_dependency_cycle_does_not_block_the_foreground_deletion() -> None:
 
 
 @pytest.mark.parametrize(
-    ("owner", "policy", "decisions", "then"),
+    ("owner", "policy", "decisions", "then", "message"),
     [
         # the API server adds the finalizer whatever the dependents
         # (deletionFinalizersForGarbageCollection); the GraphBuilder queues the owner as its
         # deletion starts with it (deletionStartsWithFinalizer), and processDeletingDependentsItem
         # finds no blocking dependent
         pytest.param(obj("ConfigMap", "cfg"), "Foreground", [("ObjectDeleted", "cfg", "foreground-finalized")], {},
+                     "every dependent of ConfigMap default/cfg is gone; the owner is removed",
                      id="an-owner-without-dependents-deleted-in-the-foreground-is-removed-by-the-collector"),
         # attemptToOrphanWorker: orphanDependents of no dependent, then removeFinalizer
         pytest.param(obj("ConfigMap", "cfg"), "Orphan", [("ObjectDeleted", "cfg", "orphan-finalized")], {},
+                     "0 dependents orphaned; ConfigMap default/cfg is removed",
                      id="an-owner-without-dependents-deleted-orphaning-is-removed-by-the-collector"),
         pytest.param(obj("ConfigMap", "cfg", finalizers=("x/y",)), "Orphan", [("OpaqueObjectUpdated", "cfg", "orphan-finalized")], {"cfg": "terminating []"},
+                     "0 dependents orphaned; its orphan finalizer is removed, and x/y still holds it",
                      id="another-finalizer-keeps-it-once-the-collector-removes-orphan"),
     ],
 )
-def test_the_collector_removes_the_finalizer_of_an_owner_without_dependents(owner: dict[str, Any], policy: str, decisions: list[tuple[str, str, str]], then: dict[str, str]) -> None:
+def test_the_collector_removes_the_finalizer_of_an_owner_without_dependents(
+    owner: dict[str, Any], policy: str, decisions: list[tuple[str, str, str]], then: dict[str, str], message: str
+) -> None:
     engine = replay(owner, delete("ConfigMap", "cfg", policy=policy))
     [started] = [e for e in engine.events if isinstance(e, ev.DeletionStarted)]
     assert started.by == "kubectl"
     assert gc_decisions(engine) == decisions
     assert state(engine) == then
+    [removal] = [e for e in engine.events if e.by == GC]
+    assert removal.message == message
 
 
 def test_a_pod_deleted_in_the_foreground_waits_for_its_dependents_and_for_its_kubelet() -> None:
@@ -267,6 +274,11 @@ def test_a_pod_deleted_in_the_foreground_waits_for_its_dependents_and_for_its_ku
     ]
     started = next(e for e in engine.events if isinstance(e, ev.DeletionStarted))
     assert (started.object.metadata.deletion_grace_period_seconds, started.object.metadata.finalizers) == (30, [FOREGROUND])
+    finalized = next(e for e in engine.events if e.reason == "foreground-finalized")
+    assert finalized.message == (
+        "every dependent of Pod default/p is gone; its foregroundDeletion finalizer is removed, and it stays "
+        "until its 30s grace period ends (its kubelet's final delete)"
+    )
 
 
 # --- kubectl delete --cascade=foreground of a Deployment ----------------------------------------
