@@ -218,6 +218,69 @@ def test_a_dependency_cycle_does_not_block_the_foreground_deletion() -> None:
     assert [(r.name, r.block_owner_deletion, r.controller) for r in unblocked.object.metadata.owner_references] == [("pod2", False, True)]
 
 
+@pytest.mark.parametrize(
+    ("owner", "policy", "decisions", "then", "message"),
+    [
+        # the API server adds the finalizer whatever the dependents
+        # (deletionFinalizersForGarbageCollection); the GraphBuilder queues the owner as its
+        # deletion starts with it (deletionStartsWithFinalizer), and processDeletingDependentsItem
+        # finds no blocking dependent
+        pytest.param(obj("ConfigMap", "cfg"), "Foreground", [("ObjectDeleted", "cfg", "foreground-finalized")], {},
+                     "every dependent of ConfigMap default/cfg is gone; the owner is removed",
+                     id="an-owner-without-dependents-deleted-in-the-foreground-is-removed-by-the-collector"),
+        # attemptToOrphanWorker: orphanDependents of no dependent, then removeFinalizer
+        pytest.param(obj("ConfigMap", "cfg"), "Orphan", [("ObjectDeleted", "cfg", "orphan-finalized")], {},
+                     "0 dependents orphaned; ConfigMap default/cfg is removed",
+                     id="an-owner-without-dependents-deleted-orphaning-is-removed-by-the-collector"),
+        pytest.param(obj("ConfigMap", "cfg", finalizers=("x/y",)), "Orphan", [("OpaqueObjectUpdated", "cfg", "orphan-finalized")], {"cfg": "terminating []"},
+                     "0 dependents orphaned; its orphan finalizer is removed, and x/y still holds it",
+                     id="another-finalizer-keeps-it-once-the-collector-removes-orphan"),
+    ],
+)
+def test_the_collector_removes_the_finalizer_of_an_owner_without_dependents(
+    owner: dict[str, Any], policy: str, decisions: list[tuple[str, str, str]], then: dict[str, str], message: str
+) -> None:
+    engine = replay(owner, delete("ConfigMap", "cfg", policy=policy))
+    [started] = [e for e in engine.events if isinstance(e, ev.DeletionStarted)]
+    assert started.by == "kubectl"
+    assert gc_decisions(engine) == decisions
+    assert state(engine) == then
+    [removal] = [e for e in engine.events if e.by == GC]
+    assert removal.message == message
+
+
+def test_a_pod_deleted_in_the_foreground_waits_for_its_dependents_and_for_its_kubelet() -> None:
+    """rest.BeforeDelete gives the pod its grace period beside the foregroundDeletion finalizer:
+    the collector deletes its dependent, then removes the finalizer, which leaves the pod to its
+    kubelet (ShouldDeleteDuringUpdate: a grace period is pending); the kubelet stops it after
+    stopAfter and deletes it with a grace period of 0."""
+    engine = replay(
+        {"at": at(0), "op": "apply", "object": {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}},
+        {"at": at(0), "op": "kubelet", "stopAfter": "5s"},
+        obj("Pod", "p") | {"object": {**obj("Pod", "p")["object"], "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nginx"}]}}},
+        obj("ConfigMap", "dep", ref("Pod", "p")),
+        delete("Pod", "p"),
+    )
+    writes = [
+        (type(e).__name__, subject[2], e.by, (e.at - T0).total_seconds())
+        for e in engine.events
+        if (subject := ev.subject(e)) is not None and subject[2] in ("p", "dep") and e.at > T0 and not isinstance(e, ev.PodStatusChanged)
+    ]
+    assert writes == [
+        ("DeletionStarted", "p", "kubectl", 1),
+        ("ObjectDeleted", "dep", GC, 1),
+        ("ObjectUpdated", "p", GC, 1),
+        ("ObjectDeleted", "p", "kubelet", 6),
+    ]
+    started = next(e for e in engine.events if isinstance(e, ev.DeletionStarted))
+    assert (started.object.metadata.deletion_grace_period_seconds, started.object.metadata.finalizers) == (30, [FOREGROUND])
+    finalized = next(e for e in engine.events if e.reason == "foreground-finalized")
+    assert finalized.message == (
+        "every dependent of Pod default/p is gone; its foregroundDeletion finalizer is removed, and it stays "
+        "until its 30s grace period ends (its kubelet's final delete)"
+    )
+
+
 # --- kubectl delete --cascade=foreground of a Deployment ----------------------------------------
 
 

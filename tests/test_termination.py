@@ -188,3 +188,75 @@ def test_deleting_again_an_object_being_deleted_in_the_foreground_takes_its_fina
     engine.run([op.Delete(at=T0 + timedelta(seconds=2), kind="ConfigMap", namespace="default", name="cfg")])
     left = engine.cluster.get("ConfigMap", "default", "cfg")
     assert (left.metadata.finalizers if left is not None else None) == want
+
+
+# --- a first delete: deletionFinalizersForGarbageCollection and markAsDeleting ----------------------
+
+X, Y = "foo.com/x", "bar.com/y"
+
+
+def configmap(finalizers: list[str]) -> object:
+    return decode_object({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg", "finalizers": finalizers}})
+
+
+def kubectl_write(engine: Engine) -> tuple[str, list[str] | None, int | None]:
+    """What the API server answered the delete line with: the object gone, or marked (its
+    finalizers and deletionGracePeriodSeconds)."""
+    [write] = [e for e in engine.events if e.by == "kubectl" and isinstance(e, ev.DeletionStarted | ev.ObjectDeleted)]
+    if isinstance(write, ev.ObjectDeleted):
+        return ("gone", None, None)
+    meta = write.object.metadata
+    return ("marked", meta.finalizers, meta.deletion_grace_period_seconds)
+
+
+@pytest.mark.parametrize(
+    ("existing", "policy", "want"),
+    [
+        # TestStoreDeletionPropagation (the API server adds the finalizer whatever the
+        # dependents: this ConfigMap has none), with defaultDeleteStrategy; its row "no existing
+        # finalizers, Background" (gone at once) was the engine's behaviour already
+        pytest.param([], "Foreground", ("marked", ["foregroundDeletion"], 0), id="foreground-adds-its-finalizer-to-an-object-without-dependents"),
+        pytest.param([], "Orphan", ("marked", ["orphan"], 0), id="orphan-adds-its-finalizer-to-an-object-without-dependents"),
+        pytest.param(["orphan"], "Foreground", ("marked", ["foregroundDeletion"], 0), id="foreground-replaces-an-existing-orphan-finalizer"),
+        pytest.param(["orphan"], "Background", ("gone", None, None), id="background-takes-an-existing-orphan-finalizer-off-and-deletes"),
+        pytest.param(["orphan"], "Orphan", ("marked", ["orphan"], 0), id="orphan-keeps-an-existing-orphan-finalizer"),
+        pytest.param(["foregroundDeletion"], "Foreground", ("marked", ["foregroundDeletion"], 0), id="foreground-keeps-an-existing-foreground-finalizer"),
+        pytest.param(["foregroundDeletion"], "Background", ("gone", None, None), id="background-takes-an-existing-foreground-finalizer-off-and-deletes"),
+        pytest.param(["foregroundDeletion"], "Orphan", ("marked", ["orphan"], 0), id="orphan-replaces-an-existing-foreground-finalizer"),
+        # TestStoreDeleteWithOrphanDependents: the other finalizers keep their order, and hold
+        # the object with deletionGracePeriodSeconds 0 (markAsDeleting)
+        pytest.param([X, "orphan", Y], "Orphan", ("marked", [X, "orphan", Y], 0), id="orphan-leaves-the-finalizers-as-they-are-when-orphan-is-among-them"),
+        pytest.param([X, Y], "Orphan", ("marked", [X, Y, "orphan"], 0), id="orphan-is-appended-after-other-finalizers"),
+        pytest.param([X, "orphan", Y], "Background", ("marked", [X, Y], 0), id="background-takes-orphan-off-and-other-finalizers-hold-the-object"),
+        pytest.param([HOLD], "Background", ("marked", [HOLD], 0), id="an-object-a-finalizer-holds-is-marked-with-a-grace-period-of-0"),
+    ],
+)
+def test_a_first_delete_sets_the_finalizer_its_policy_asks_for(existing: list[str], policy: str, want: tuple) -> None:
+    engine = Engine()
+    engine.run([
+        op.Apply(at=T0, object=configmap(existing)),  # type: ignore[arg-type]
+        op.Delete(at=T0 + timedelta(seconds=1), kind="ConfigMap", namespace="default", name="cfg", propagation_policy=policy),
+    ])
+    assert kubectl_write(engine) == want
+
+
+@pytest.mark.parametrize(
+    ("bound", "finalizers", "policy", "want"),
+    [
+        # rest.BeforeDelete: podStrategy.CheckGracefulDelete answers true for every pod, so the
+        # propagation policy's finalizer comes beside the grace period
+        pytest.param(True, [], "Foreground", ("marked", ["foregroundDeletion"], 30), id="a-foreground-delete-of-a-bound-pod-gives-it-its-grace-period"),
+        pytest.param(True, [], "Orphan", ("marked", ["orphan"], 30), id="an-orphan-delete-of-a-bound-pod-gives-it-its-grace-period"),
+        pytest.param(False, [], "Foreground", ("marked", ["foregroundDeletion"], 0), id="a-foreground-delete-of-an-unbound-pod-gives-it-a-grace-period-of-0"),
+        pytest.param(False, [HOLD], "Background", ("marked", [HOLD], 0), id="an-unbound-pod-a-finalizer-holds-gets-a-grace-period-of-0"),
+    ],
+)
+def test_a_first_delete_of_a_pod_is_graceful_whatever_the_policy(bound: bool, finalizers: list[str], policy: str, want: tuple) -> None:
+    manifest = held_pod() if finalizers else pod(None)
+    engine = Engine()
+    engine.run([
+        *([op.Apply(at=T0, object=node())] if bound else []),
+        op.Apply(at=T0, object=manifest),
+        op.Delete(at=T0 + timedelta(seconds=1), kind="Pod", namespace="default", name="p", propagation_policy=policy),
+    ])
+    assert kubectl_write(engine) == want

@@ -9,7 +9,7 @@ is an engine bug and raises too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import jsonpatch
@@ -18,7 +18,13 @@ import msgspec
 from engine import events as ev
 from engine.api import admission, catalog, strategy
 from engine.api.admission_plugins import default_toleration_seconds
-from engine.api.deletion import deletes_during_update, gc_finalizers, graceful_deletion_pending
+from engine.api.deletion import (
+    before_delete,
+    deletes_during_update,
+    gc_finalizers,
+    graceful_deletion_pending,
+    mark_as_deleting,
+)
 from engine.api.names import generated_suffix, issued_by_replay, object_uid
 from engine.api.namespaces import IMMORTAL, finalized, is_namespace, spec_of, status_of, terminating
 from engine.api.namespaces import finalizers as ns_finalizers
@@ -41,7 +47,7 @@ from engine.api.objects import (
     replace,
     to_manifest,
 )
-from engine.api.pods import pod_grace_period, with_condition
+from engine.api.pods import with_condition
 from engine.api.resources import plural_of
 from engine.api.state import Cluster
 from engine.api.storageclasses import default_class
@@ -263,7 +269,6 @@ class ApiServer:
                 f'Unsupported value: "{propagation}": supported values: "Background", "Foreground", "Orphan"',
                 field="propagationPolicy",
             )
-        meta = obj.metadata
         if is_namespace(obj):
             self._delete_namespace(obj, audit, propagation)  # type: ignore[arg-type]
             return
@@ -273,58 +278,33 @@ class ApiServer:
             # now, its finalizers neither (they "cannot be updated via DeleteOptions if a
             # deletion is already pending")
             return
-        if propagation in ("Foreground", "Orphan") and self.cluster.dependents.get(meta.uid):
-            finalizers = gc_finalizers(meta.finalizers, propagation)
-            if meta.deletion_timestamp is None or finalizers != meta.finalizers:
-                marked = replace(
-                    obj,
-                    metadata=replace(meta, deletion_timestamp=meta.deletion_timestamp or self.stamp, finalizers=finalizers),
-                )
-                self._emit(ev.DeletionStarted, marked, audit)
-            return
-        if meta.deletion_timestamp is not None:
-            self._delete_again(obj, audit, force, propagation)
-            return
-        grace = pod_grace_period(obj, force) if isinstance(obj, Pod) else None
-        if grace or meta.finalizers:
-            # it stays, terminating: a bound pod until its kubelet confirms it is gone, anything
-            # with finalizers until they are removed. Mirrors rest.BeforeDelete: a pod's
-            # deletionTimestamp is when its grace period ends
-            if meta.deletion_timestamp is None:
-                seconds = grace or 0
-                marked = replace(
-                    obj,
-                    metadata=replace(
-                        meta,
-                        deletion_timestamp=self.stamp + timedelta(seconds=seconds),
-                        deletion_grace_period_seconds=grace,
-                    ),
-                )
-                self._emit(ev.DeletionStarted, marked, audit)
-            return
-        self._gone(obj, audit)
+        self._delete(obj, audit, force, propagation)
 
-    def _delete_again(self, obj: KubeObject, audit: Audit, force: bool, propagation: str | None) -> None:
-        """A delete of an object already being deleted, not a pod whose graceful deletion is
-        pending: mirrors updateForGracefulDeletionAndFinalizers. deletionFinalizersForGarbageCollection
-        takes the `orphan` and `foregroundDeletion` finalizers off for propagationPolicy
-        Background (Foreground and Orphan ask for theirs only where the engine adds them, on an
-        owner with dependents; a delete naming no policy, None, keeps what the object has); a
-        forced delete of a pod shortens its grace period to 0, its deletionTimestamp with it
-        (rest.BeforeDelete); the object goes once no finalizer is left (errDeleteNow, or a
+    def _delete(self, obj: KubeObject, audit: Audit, force: bool, propagation: str | None) -> None:
+        """A delete no pending graceful deletion answered: mirrors Store.Delete with
+        updateForGracefulDeletionAndFinalizers. rest.BeforeDelete gives a pod its grace period
+        (`before_delete`); deletionFinalizersForGarbageCollection sets the `orphan` or
+        `foregroundDeletion` finalizer the propagation policy asks for, dependents or not (None,
+        a delete naming no policy, keeps what the object has). Then the object stays, marked
+        (a kind without graceful deletion gets deletionGracePeriodSeconds 0, `mark_as_deleting`),
+        while finalizers hold it or its grace period runs; else it goes (errDeleteNow, or a
         grace period of 0)."""
         meta = obj.metadata
-        finalizers = meta.finalizers if propagation is None else gc_finalizers(meta.finalizers, "Background")
-        grace = meta.deletion_grace_period_seconds
-        if not finalizers:
+        now = self.stamp
+        graceful = before_delete(obj, force, now)
+        marked = meta if graceful is None else graceful
+        marked = replace(marked, finalizers=gc_finalizers(marked.finalizers, propagation))
+        if graceful is None:
+            if not marked.finalizers:
+                self._gone(obj, audit)
+                return
+            marked = mark_as_deleting(marked, now)
+        elif not marked.finalizers and not marked.deletion_grace_period_seconds:
             self._gone(obj, audit)
             return
-        updated = replace(meta, finalizers=finalizers)
-        if isinstance(obj, Pod) and force and grace:
-            assert meta.deletion_timestamp is not None
-            updated = replace(updated, deletion_timestamp=meta.deletion_timestamp - timedelta(seconds=grace), deletion_grace_period_seconds=0)
-        if updated != meta:
-            self._emit(ev.ObjectUpdated, replace(obj, metadata=updated), audit)
+        if marked != meta:
+            event = ev.DeletionStarted if meta.deletion_timestamp is None else ev.ObjectUpdated
+            self._emit(event, replace(obj, metadata=marked), audit)
 
     def _delete_namespace(self, ns: OpaqueObject, audit: Audit, propagation: str) -> None:
         """Mirrors the namespace REST storage's Delete: the first request sets the
@@ -395,7 +375,7 @@ class ApiServer:
         a grace period of 0, so that removing the last one deletes it (ShouldDeleteDuringUpdate)."""
         pod = self.cluster.pod(namespace, name)
         if pod is not None and pod.metadata.uid == uid and pod.metadata.deletion_timestamp:
-            self._delete_again(pod, audit, force=True, propagation=None)
+            self._delete(pod, audit, force=True, propagation=None)
 
     def bind(self, namespace: str, name: str, node: str, audit: Audit) -> None:
         pod = self.cluster.pod(namespace, name)

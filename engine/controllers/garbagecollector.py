@@ -42,6 +42,19 @@ def _describe(obj: KubeObject) -> str:
     return f"{kind_of(obj)} {ns + '/' if ns else ''}{obj.metadata.name}"
 
 
+def _left(obj: KubeObject, finalizer: str, removed: str) -> str:
+    """What removing `finalizer` leaves of `obj`, for the message: `removed` when it goes;
+    else what still holds it (its other finalizers; a pod's pending grace period, which leaves
+    it to its kubelet's final delete: ShouldDeleteDuringUpdate)."""
+    meta = obj.metadata
+    others = [f for f in meta.finalizers if f != finalizer]
+    if others:
+        return f"its {finalizer} finalizer is removed, and {', '.join(others)} still holds it"
+    if meta.deletion_grace_period_seconds:
+        return f"its {finalizer} finalizer is removed, and it stays until its {meta.deletion_grace_period_seconds}s grace period ends (its kubelet's final delete)"
+    return removed
+
+
 def _named(refs: Iterable[OwnerReference]) -> str:
     return ", ".join(f"{r.kind} {r.name}" for r in refs)
 
@@ -213,9 +226,9 @@ def process_deleting_dependents(cluster: Cluster, owner: KubeObject) -> list[cmd
     blocking = [d for d in deps if blocks(d, uid)]
     if not blocking:
         message = (
-            f"every dependent of {_describe(owner)} is gone; the owner is removed"
+            f"every dependent of {_describe(owner)} is gone; {_left(owner, FOREGROUND, 'the owner is removed')}"
             if not deps
-            else f"no dependent of {_describe(owner)} blocks its deletion (blockOwnerDeletion); the owner is removed"
+            else f"no dependent of {_describe(owner)} blocks its deletion (blockOwnerDeletion); {_left(owner, FOREGROUND, 'the owner is removed')}"
         )
         kind, ns, name = kind_of(owner), owner.metadata.namespace, owner.metadata.name
         return [cmd.RemoveFinalizer(kind=kind, namespace=ns, name=name, finalizer=FOREGROUND, reason="foreground-finalized", message=message)]
@@ -314,7 +327,7 @@ class GarbageCollector:
                 name=meta.name,
                 finalizer=ORPHAN,
                 reason="orphan-finalized",
-                message=f"{len(deps)} dependents orphaned; {_describe(obj)} is removed",
+                message=f"{len(deps)} dependents orphaned; {_left(obj, ORPHAN, f'{_describe(obj)} is removed')}",
             )
         )
         return out
