@@ -2316,7 +2316,8 @@ def test_a_shorter_toleration_met_at_the_instant_the_eviction_was_scheduled_repl
 @given(st.none())
 def test_a_retried_eviction_whose_node_is_deleted_between_attempts_still_deletes_the_pod(_: None) -> None:
     """Found by this machine (a longer run, invariant 2b): p0 tolerates dedicated:NoExecute for
-    3 s; its eviction, due at +3.01 s, is refused (a fault of 5 requests, one used at +0 s), and
+    3 s; its eviction, due at +3.01 s, is refused (a fault of 9 requests: the run an untolerated
+    taint started at +0 s takes five, its attempts going on after the taints are removed), and
     between deletePodHandler's attempts a user taints n1 maintenance:NoExecute, which p0 does not
     tolerate, and deletes n1. The handler's attempts go on whatever happens to the node
     (deletePodHandler retries addConditionAndDeletePod, which reads only the pod), so upstream
@@ -2326,7 +2327,7 @@ def test_a_retried_eviction_whose_node_is_deleted_between_attempts_still_deletes
     machine.start_with_a_node(Drawn({}))
     machine.perhaps_pods_and_a_second_node_from_the_start(Drawn(1, [TOLERATION_POOL[1]], True))
     machine.delete_node(Drawn("n2"))
-    machine.taint_a_node_noexecute_under_its_pods(Drawn("n1", TAINT_POOL[2], False, True, ("", ""), 409, 5))
+    machine.taint_a_node_noexecute_under_its_pods(Drawn("n1", TAINT_POOL[2], False, True, ("", ""), 409, 9))
     machine.patch_node_taints(Drawn("n1", [], False))
     machine.advance_to_a_pending_deadline(Drawn(T0 + timedelta(milliseconds=10)), past=0)
     machine.taint_a_node_noexecute_under_its_pods(Drawn("n1", NO_EXECUTE_DEDICATED, False, False))
@@ -2341,3 +2342,36 @@ def test_a_retried_eviction_whose_node_is_deleted_between_attempts_still_deletes
     evicted = [e for e in machine.log if isinstance(e, ev.DeletionStarted) and e.by == TAINT_EVICTION]
     assert [(e.object.metadata.name, e.at) for e in evicted] == [("p0", T0 + timedelta(seconds=3, milliseconds=50))]
     assert not [e for e in machine.log if isinstance(e, ev.EvictionAbandoned)]
+
+
+def test_a_node_update_while_deletepodhandler_retries_adds_no_work_beside_the_run() -> None:
+    """Found by this machine (invariant 2, on 1.36): the taint manager's deletes are refused
+    (409) until +30 s. n1 goes Ready=False at +0 s (not-ready:NoExecute: p1's 300 s
+    DefaultTolerationSeconds schedules its eviction for +300 s); a user taints n1
+    dedicated=db:NoExecute, which p1 does not tolerate: processPodOnNode cancels the work
+    ("Cancelling deletion") and starts deletePodHandler at once (the DisruptionTarget patch, a
+    refused delete); the user then removes n1's taints and the node lifecycle controller puts its
+    not-ready taints back at the same instant (README, "Node lifecycle"), which the taint manager
+    handles as one update: a limited toleration, and the queue holds the running worker's key,
+    so AddWork skips it ("already existing work, skipping"). deletePodHandler's attempts go on,
+    10 ms apart, whatever the taints do (it reads only the pod), and give up at +40 ms: no work is
+    left, and the pod stays on n1 with its DisruptionTarget condition. The engine's attempts used
+    to decide again: the one at +10 ms scheduled work counted from +10 ms, which ran out 10 ms
+    after upstream's (+300 s, as the machine counts it)."""
+    engine = Engine()
+    fault = ev.ApiFault(client=TAINT_EVICTION, verb="delete", kind="Pod", code=409, until=T0 + timedelta(seconds=30))
+    engine.run([op.InjectFault(at=T0, fault=fault), *apply(make_node("n1"), make_pod("p1"), make_node("n2"))])
+    engine.run([op.NodeConditionChange(at=T0, name="n1", status="False")])
+    not_ready = [to_manifest_taint(t) for t in engine.cluster.node("n1").spec.taints]
+    assert [(t["key"], t["effect"]) for t in not_ready] == [("node.kubernetes.io/not-ready", "NoSchedule"), ("node.kubernetes.io/not-ready", "NoExecute")]
+    engine.run([op.Patch(at=T0, kind="Node", namespace="", name="n1", merge=node_taints(*not_ready, NO_EXECUTE_DEDICATED))])
+    engine.run([op.Patch(at=T0, kind="Node", namespace="", name="n1", merge=node_taints())])
+    engine.run([op.Advance(at=T0 + timedelta(seconds=301))])
+    millis = lambda e: round((e.at - T0).total_seconds() * 1000)  # noqa: E731
+    moves = [(type(e).__name__, millis(e)) for e in engine.events if isinstance(e, ev.EvictionScheduled | ev.EvictionCancelled | ev.EvictionAbandoned)]
+    assert moves == [("EvictionScheduled", 0), ("EvictionCancelled", 0), ("EvictionAbandoned", 40)]
+    assert [millis(e) for e in engine.events if isinstance(e, ev.RequestRefused) and e.by == TAINT_EVICTION] == [0, 10, 20, 30, 40]
+    pod = pod_of(engine, "p1")
+    assert pod is not None and not is_terminating(pod) and pod.spec.node_name == "n1"
+    assert condition(pod, "DisruptionTarget").reason == "DeletionByTaintManager"
+    assert taint_manager_events(engine) == [("Cancelling deletion of Pod default/p1", 0), ("Marking for deletion Pod default/p1", 0)]

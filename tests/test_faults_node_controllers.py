@@ -500,3 +500,56 @@ def test_a_node_whose_refused_request_went_through_at_the_next_pass_is_not_held_
         (timedelta(seconds=20), ["node.kubernetes.io/disk-pressure", "node.kubernetes.io/memory-pressure"]),
     ]
     assert [f.at - T0 for f in of(engine, ev.FailuresForgotten, NODE_LIFECYCLE)] == [timedelta(seconds=15)]
+
+
+
+# the first run's attempts, 10 ms apart (the fifth refused ends it: deletePodHandler gives up)
+FIVE_ATTEMPTS = [1.0, 1.01, 1.02, 1.03, 1.04]
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "refusals", "patches", "want_refused", "want_scheduled", "want_deleted", "abandoned"),
+    [
+        pytest.param(
+            # handleNodeUpdate's cancelWorkWithEvent deletes the running worker's key (no Event),
+            # but deletePodHandler's loop goes on: its third attempt, past the fault, deletes
+            [], 2, [patch_node(1.005, taints=[])], [1.0, 1.01], [], 1.02, False,
+            id="a-taint-removed-between-attempts-does-not-stop-them",
+        ),
+        pytest.param(
+            # the key the run holds (a nil worker) makes processPodOnNode's AddWork skip the
+            # limited toleration ("already existing work, skipping"); the run gives up and
+            # nothing is left to evict the pod
+            [toleration(2, 3)], None, [patch_node(1.005, taints=[taint(2)])], FIVE_ATTEMPTS, [], None, True,
+            id="a-limited-toleration-met-while-the-run-holds-the-key-adds-no-work",
+        ),
+        pytest.param(
+            # CancelWork deleted the run's key, so AddWork schedules work at +1.005 s; the run's
+            # error deletes the key again (getWrappedWorkerFunc) but not that worker's timer,
+            # which deletes the pod 3 s after the work was created
+            [toleration(2, 3)], None, [patch_node(1.002, taints=[]), patch_node(1.005, taints=[taint(2)])], FIVE_ATTEMPTS,
+            [(1.005, 4.005)], 4.005, False,
+            id="work-scheduled-after-the-key-was-cancelled-outlives-the-failed-run",
+        ),
+    ],
+)
+def test_deletepodhandlers_attempts_go_on_whatever_the_informers_see_meanwhile(tolerations, refusals, patches, want_refused, want_scheduled, want_deleted, abandoned):
+    """deletePodHandler retries addConditionAndDeletePod `retries` times, 10 ms apart, in the
+    timed worker's goroutine: it reads only the pod, whatever its node's taints do meanwhile;
+    handleNodeUpdate runs beside it, at once, against the timed worker queue (the run's key, or
+    the work added after CancelWork deleted it). The pod's delete is refused from +1 s (`refusals`
+    times, or until +2 s); the node's untolerated taint starts the run at +1 s."""
+    engine = replay(
+        node(taints=[taint(1)]),
+        fault(client=TAINT_EVICTION, verb="delete", code=409, **({"count": refusals} if refusals else {"until": at(2)})),
+        pod(tolerations=tolerations),
+        *patches,
+    )
+    seconds = lambda t: round((t - T0).total_seconds(), 3)  # noqa: E731
+    assert [seconds(r.at) for r in of(engine, ev.RequestRefused, TAINT_EVICTION)] == want_refused
+    assert [(seconds(e.created), seconds(e.due)) for e in of(engine, ev.EvictionScheduled)] == want_scheduled
+    assert [seconds(e.at) for e in of(engine, ev.DeletionStarted, TAINT_EVICTION)] == ([want_deleted] if want_deleted else [])
+    assert bool(of(engine, ev.EvictionAbandoned)) == abandoned
+    p = engine.cluster.pod("default", "pod1")
+    assert (p is None or p.metadata.deletion_timestamp is not None) == (want_deleted is not None)
+    assert engine.cluster.failures == {}

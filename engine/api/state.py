@@ -51,6 +51,9 @@ QUARANTINE_OWNER = "pod-garbage-collector"
 # the taint manager: its only requests are deletePodHandler's, so any of them about a pod (a
 # write or a refusal) is its worker for that pod running
 TAINT_EVICTION_OWNER = "taint-eviction-controller"
+# the taint manager's key for a Terminating pod NodeUpdated or PodUpdated enqueued
+# (engine.controllers.evictions), under which such a run's failures are counted
+EVICTION_UPDATE_PREFIX = "update:"
 QUARANTINE_PREFIX = "node/"
 
 
@@ -802,8 +805,13 @@ class Cluster:
             self._removed(key, old.spec.node_name if kind == "Pod" else "", at)  # type: ignore[attr-defined]
 
     def _eviction_ran(self, namespace: str, name: str, at: datetime) -> None:
-        """The taint manager's worker for the pod ran (see `eviction_runs`)."""
-        self.eviction_runs[f"{namespace}/{name}"] = at
+        """The taint manager's worker for the pod ran (see `eviction_runs`): a run's first
+        attempt. A later attempt of a run under way (its failures counted) changes nothing: the
+        timed worker queue's key is what CancelWork and AddWork made of it meanwhile, not the run."""
+        key = f"{namespace}/{name}"
+        if (TAINT_EVICTION_OWNER, key) in self.failures or (TAINT_EVICTION_OWNER, EVICTION_UPDATE_PREFIX + key) in self.failures:
+            return
+        self.eviction_runs[key] = at
 
     def _removed(self, key: ObjectKey, node: str, at: datetime) -> None:
         """What goes with an object besides its indexes (`node`: a pod's node; `at`: when it went)."""

@@ -18,7 +18,9 @@
   where PodDisruptionConditions is: not on 1.18), then the delete; refused (an `api-fault`),
   `deletePodHandler` tries again 10 ms later, 5 attempts in all, then gives up
   (`EvictionAbandoned`) until the pod's tolerations or node, or the node's NoExecute taints,
-  change.
+  change. Its attempts read only the pod, whatever the taints do meanwhile; node and pod
+  updates are handled beside them, against the key the run holds in the timed worker queue
+  (`_beside_run`), and work added after CancelWork deleted that key outlives the run's error.
   Terminating pods are handled too (handleNodeUpdate and handlePodUpdate do not skip them), but
   only when the informers enqueue them (a change of the node's NoExecute taints or of the pod's
   tolerations: the `update:` key) or their waiting eviction runs out: an untolerated taint runs
@@ -40,7 +42,13 @@ from engine import events as ev
 from engine.api.names import pod_key, split_key
 from engine.api.objects import Node, Pod, Taint, Toleration, replace
 from engine.api.pods import is_terminating, with_condition
-from engine.api.state import QUARANTINE_OWNER, QUARANTINE_PREFIX, TAINT_EVICTION_OWNER, Cluster
+from engine.api.state import (
+    EVICTION_UPDATE_PREFIX,
+    QUARANTINE_OWNER,
+    QUARANTINE_PREFIX,
+    TAINT_EVICTION_OWNER,
+    Cluster,
+)
 from engine.scheduling.tolerations import tolerates
 
 QUARANTINE_SECONDS = 40  # mirrors podgc's quarantineTime
@@ -56,7 +64,7 @@ TERMINATED_KEY = "terminated"
 # the taint manager's key for a Terminating pod NodeUpdated or PodUpdated enqueued: upstream
 # handles such a pod only then (and when its scheduled eviction runs out), so the key is the
 # informer update itself, not the pod's state
-UPDATE_PREFIX = "update:"
+UPDATE_PREFIX = EVICTION_UPDATE_PREFIX
 # the releases whose timed worker queue keeps the key of a worker that ran without error
 # (getWrappedWorkerFunc's `q.workers[key] = nil`) until CancelWork: a later AddWork for the pod
 # is skipped meanwhile; kubernetes/kubernetes PR #129577 (first in 1.33) deletes it after any run
@@ -298,12 +306,19 @@ class TaintEvictionController:
             return [cmd.CancelEviction(key=key, reason="eviction-cancelled", message=f"the pod is gone: its eviction scheduled for {scheduled[1].isoformat()} is cancelled")]
         if not pod.spec.node_name or (update and not is_terminating(pod)):
             return []
+        # a deletePodHandler run under way (its first attempt made it; cluster.failures counts
+        # its refusals), in the timed worker's own goroutine
+        under_way = (self.name, key) in cluster.failures
         if cluster.requeue_pending(self.name, key, now):
+            if under_way and not update and not is_terminating(pod):
+                # handleNodeUpdate and handlePodUpdate run meanwhile, beside the sleeping run
+                return self._beside_run(key, pod, cluster, now)
             return []  # deletePodHandler sleeps before its next attempt
+        if under_way:
+            # mirrors deletePodHandler's `retries` loop: addConditionAndDeletePod again, which
+            # reads only the pod, whatever its tolerations or its node's taints became since
+            return _evict(pod, "a deletePodHandler run under way tries again", cluster, now)
         if is_terminating(pod):
-            if (self.name, key) in cluster.failures:
-                # a run under way (its first attempt made it; cluster.failures counts its refusals)
-                return _evict(pod, "a deletePodHandler run under way tries again", cluster, now)
             if update:
                 return self._terminating_update(pod_key_, pod, cluster, now)
             return self._terminating(key, pod, cluster, now)
@@ -337,6 +352,49 @@ class TaintEvictionController:
             if due <= now:
                 return _evict(pod, f"its tolerationSeconds for NoExecute taints on {pod.spec.node_name} ran out at {due.isoformat()} (counted from {created.isoformat()})", cluster, now)
             return []
+        return _add_work(key, pod, scheduled, seconds, cluster, now, terminating=False)
+
+    def _beside_run(self, key: str, pod: Pod, cluster: Cluster, now: datetime) -> list[cmd.Command]:
+        """Mirrors processPodOnNode for a pod whose deletePodHandler run sleeps between its
+        attempts (handleNodeUpdate and handlePodUpdate do not wait for it), against what the
+        timed worker queue holds under the pod's key (`_queued`): the running worker's key
+        (nil) until CancelWork deletes it, or work added after that. Tolerating forever, or no
+        NoExecute taint left, makes CancelWork delete the key (no Event: the worker is nil); a
+        limited toleration adds work only once the key is gone (AddWork: "already existing
+        work, skipping"). The run's attempts go on all the same.
+
+        Not modelled: an untolerated taint (or a limited toleration that has run out) met here
+        makes upstream's AddWork(now, now) start a second run beside this one, with its own
+        "Marking for deletion" Event and attempts; the run under way stands for it (work added
+        meanwhile is cancelled, as cancelWorkWithEvent does first)."""
+        node = cluster.node(pod.spec.node_name)
+        if node is None:
+            return []  # handleNodeUpdate on a deleted node forgets its taints, nothing more
+        scheduled, held = _queued(key, cluster, self.name)
+        taint, seconds = _min_toleration(pod, node)
+        if taint is not None or seconds == 0:
+            why = f"the pod does not tolerate {taint}" if taint is not None else "its tolerationSeconds ran out"
+            return _cancel_replaced(key, scheduled, f"{why}: the deletePodHandler run under way goes on")
+        if seconds is None:
+            if scheduled is not None:
+                return [_cancel_tolerated(key, pod, "the pod")]
+            if held:
+                return [
+                    cmd.CancelEviction(
+                        key=key,
+                        ran=True,
+                        reason="eviction-forgotten",
+                        message=(
+                            f"the pod now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left: "
+                            f"CancelWork deletes the key of the deletePodHandler run under way (no worker to cancel, no Event); its attempts go on"
+                        ),
+                    )
+                ]
+            return []
+        if scheduled is not None and scheduled[0] < now:
+            return []  # an earlier schedule stands
+        if held:
+            return []  # AddWork: "Trying to add already existing work, skipping"
         return _add_work(key, pod, scheduled, seconds, cluster, now, terminating=False)
 
     # --- Terminating pods ----------------------------------------------------------------------
@@ -425,15 +483,21 @@ class TaintEvictionController:
 
     def gave_up(self, key: str, cluster: Cluster, now: datetime, refused: ev.RequestRefused, attempts: int) -> tuple[str, list[cmd.Command]]:
         """deletePodHandler returns the last error after `retries` attempts; the timed worker
-        queue drops the pod's worker (getWrappedWorkerFunc), and nothing retries it."""
+        queue drops the pod's worker (getWrappedWorkerFunc), and nothing retries it. Work added
+        while the attempts were under way (CancelWork had deleted the run's key, then AddWork
+        came) loses its key to that delete, not its timer: it still runs when it is due."""
         message = (
             f"evicting {key} failed {attempts} times, the last {refused.code} {refused.status_reason}: {refused.error}; "
             f"deletePodHandler gives up (retries {EVICTION_RETRIES}) and the error is logged"
         )
-        ns, name = split_key(key.removeprefix(UPDATE_PREFIX))
+        pod_key_ = key.removeprefix(UPDATE_PREFIX)
+        ns, name = split_key(pod_key_)
         pod = cluster.pod(ns, name)
         if pod is None:
             return message, []
+        waiting = _waiting(pod_key_, cluster)
+        if waiting is not None:
+            return f"{message}; the eviction scheduled meanwhile for {waiting[1].isoformat()} still runs then", []
         node_name, taints, tolerations = _eviction_inputs(pod, cluster.node(pod.spec.node_name))
         return message, [
             cmd.AbandonEviction(
