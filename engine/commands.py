@@ -87,7 +87,10 @@ class DeleteObject(Command, kw_only=True):
     namespace: str = ""
     name: str
     uid: str = ""  # precondition: only delete this incarnation
-    propagation_policy: str = "Background"
+    # None: the request names no policy, as the controllers' clients send DeleteOptions{} (the
+    # object's own orphan/foregroundDeletion finalizers then stand); kubectl and the namespace
+    # controller's deleteCollection name one
+    propagation_policy: str | None = None
     force: bool = False  # skip graceful termination (as PodGC does)
 
 
@@ -100,7 +103,7 @@ def delete_of(
     group: int = 0,
     chain: int = 0,
     not_found_ok: bool = False,
-    propagation_policy: str = "Background",
+    propagation_policy: str | None = None,
 ) -> DeleteObject:
     """Delete `obj`: this incarnation (its uid is the precondition) for the clients that send
     one; the workload controllers delete by name (`engine.loop.Engine.execute`)."""

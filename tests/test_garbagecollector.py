@@ -176,6 +176,25 @@ def test_a_dependent_created_while_its_owner_waits_is_deleted_when_the_owner_is_
     assert gone_in_order(engine, last) == ["pod", "late", "rc"]
 
 
+def test_podgcs_forced_delete_names_no_policy_so_a_foreground_owner_still_waits_for_its_dependent() -> None:
+    """PodGC deletes the pods of a deleted node with DeleteOptions{GracePeriodSeconds: 0} and no
+    propagationPolicy (as every controller's client does); deletionFinalizersForGarbageCollection
+    then keeps the owner's foregroundDeletion finalizer (shouldDeleteDependents: the object's
+    finalizer stands), so the owner stays until its blocking dependent is gone. (The Hypothesis
+    cluster machine found the engine deleting it at once, as if the request said Background.)"""
+    engine = replay(
+        obj("Node", "n1"),
+        obj("Pod", "owner"),
+        obj("Pod", "dep", ref("Pod", "owner"), finalizers=("x/y",)),
+        delete("Pod", "owner", t=1),
+        {"at": at(2), "op": "delete", "kind": "Node", "name": "n1"},
+    )
+    assert state(engine) == {"dep": "terminating [owner]", "owner": "terminating foreground []"}
+    assert engine.by_name["kubelet"].reconcile("default/owner", engine.cluster, engine.cluster.now) == []  # its final delete is made
+    go_on(engine, unfinalize("dep", t=60))
+    assert gone_in_order(engine) == ["n1", "dep", "owner"]
+
+
 def test_a_chain_goes_from_the_leaves_up() -> None:
     """Foreground deletion of a chain a <- b <- c: b is deleted in Foreground (it has a
     dependent), c is deleted, and each owner goes only once its blocking dependents are gone."""

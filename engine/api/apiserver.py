@@ -29,8 +29,6 @@ from engine.api.names import generated_suffix, issued_by_replay, object_uid
 from engine.api.namespaces import IMMORTAL, finalized, is_namespace, spec_of, status_of, terminating
 from engine.api.namespaces import finalizers as ns_finalizers
 from engine.api.objects import (
-    FOREGROUND,
-    ORPHAN,
     Deployment,
     KubeObject,
     Node,
@@ -254,7 +252,7 @@ class ApiServer:
             return old
         return self._emit(event, candidate, audit, stored=True)
 
-    def delete(self, kind: str, namespace: str, name: str, audit: Audit, *, propagation: str = "Background", uid: str = "", force: bool = False) -> None:
+    def delete(self, kind: str, namespace: str, name: str, audit: Audit, *, propagation: str | None = None, uid: str = "", force: bool = False) -> None:
         if kind == "Namespace" and name in IMMORTAL:
             # Lifecycle.Admit's immortalNamespaces: admission answers before the storage looks
             # (these namespaces always exist upstream, applied or not)
@@ -264,7 +262,7 @@ class ApiServer:
             if audit.line:
                 raise not_found(kind, name, self.cluster)
             return  # a controller deleting what is already gone: nothing to do (NotFound ignored)
-        if propagation not in PROPAGATION_POLICIES:
+        if propagation is not None and propagation not in PROPAGATION_POLICIES:
             raise Rejected(
                 f'Unsupported value: "{propagation}": supported values: "Background", "Foreground", "Orphan"',
                 field="propagationPolicy",
@@ -306,7 +304,7 @@ class ApiServer:
             event = ev.DeletionStarted if meta.deletion_timestamp is None else ev.ObjectUpdated
             self._emit(event, replace(obj, metadata=marked), audit)
 
-    def _delete_namespace(self, ns: OpaqueObject, audit: Audit, propagation: str) -> None:
+    def _delete_namespace(self, ns: OpaqueObject, audit: Audit, propagation: str | None) -> None:
         """Mirrors the namespace REST storage's Delete: the first request sets the
         deletionTimestamp and phase Terminating (and the orphan / foregroundDeletion finalizer
         the propagation policy asks for, shouldHaveOrphanFinalizer and
@@ -316,11 +314,7 @@ class ApiServer:
         namespace, as it is); metadata finalizers hold it as any object's do."""
         meta = ns.metadata
         if meta.deletion_timestamp is None:
-            finalizers = [f for f in meta.finalizers if f not in (ORPHAN, FOREGROUND)]
-            if propagation == "Orphan":
-                finalizers.append(ORPHAN)
-            elif propagation == "Foreground":
-                finalizers.append(FOREGROUND)
+            finalizers = gc_finalizers(meta.finalizers, propagation)
             status = status_of(ns)
             marked = replace(
                 ns,

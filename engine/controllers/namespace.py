@@ -189,6 +189,7 @@ class NamespaceController:
                             namespace=name,
                             name=obj.metadata.name,
                             uid=obj.metadata.uid,
+                            propagation_policy="Background",
                             reason="namespace-deleted",
                             message=(
                                 f"namespace {name} is being deleted: the namespace controller deletes everything in it "

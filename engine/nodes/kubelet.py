@@ -167,6 +167,10 @@ class Kubelet:
                         ),
                     )
                 ]
+            if pod.metadata.finalizers and not pod.metadata.deletion_grace_period_seconds:
+                # its final delete is made (or was never needed: a grace period of 0 from the
+                # start): finalizers hold the pod and another delete of it changes nothing
+                return []
             killed = grace > 0 and cluster.kubelet.stop_after_seconds > grace
             gone = "finalizers hold the pod: the kubelet's delete leaves it a grace period of 0" if pod.metadata.finalizers else "the pod is gone"
             return [
