@@ -379,17 +379,7 @@ class TaintEvictionController:
             if scheduled is not None:
                 return [_cancel_tolerated(key, pod, "the pod")]
             if held:
-                return [
-                    cmd.CancelEviction(
-                        key=key,
-                        ran=True,
-                        reason="eviction-forgotten",
-                        message=(
-                            f"the pod now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left: "
-                            f"CancelWork deletes the key of the deletePodHandler run under way (no worker to cancel, no Event); its attempts go on"
-                        ),
-                    )
-                ]
+                return [_forget_key(key, pod, "the pod", "CancelWork deletes the key of the deletePodHandler run under way (no worker to cancel, no Event); its attempts go on")]
             return []
         if scheduled is not None and scheduled[0] < now:
             return []  # an earlier schedule stands
@@ -451,14 +441,7 @@ class TaintEvictionController:
                 return [_cancel_tolerated(key, pod, "the Terminating pod")]
             if held:
                 # CancelWork deletes the key of the worker that ran and returns false: no Event
-                return [
-                    cmd.CancelEviction(
-                        key=key,
-                        ran=True,
-                        reason="eviction-forgotten",
-                        message=f"the Terminating pod now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left: the timed worker queue forgets the key its last run left (no worker to cancel, no Event)",
-                    )
-                ]
+                return [_forget_key(key, pod, "the Terminating pod", "the timed worker queue forgets the key its last run left (no worker to cancel, no Event)")]
             return []
         if scheduled is not None and scheduled[0] < now:
             return []  # an earlier schedule stands (`_terminating` runs it when it is due)
@@ -538,6 +521,18 @@ def _queued(key: str, cluster: Cluster, owner: str) -> tuple[tuple[datetime, dat
 def _cancel_tolerated(key: str, pod: Pod, who: str) -> cmd.CancelEviction:
     """Mirrors processPodOnNode's cancelWorkWithEvent when no NoExecute taint limits the pod."""
     return cmd.CancelEviction(key=key, reason="eviction-cancelled", message=f"{who} now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left")
+
+
+def _forget_key(key: str, pod: Pod, who: str, what: str) -> cmd.CancelEviction:
+    """Mirrors processPodOnNode's CancelWork when no NoExecute taint limits the pod and the
+    queue holds only a run's key (a run under way, or one whose key it kept): the key goes,
+    no worker is cancelled, no Event."""
+    return cmd.CancelEviction(
+        key=key,
+        ran=True,
+        reason="eviction-forgotten",
+        message=f"{who} now tolerates every NoExecute taint on {pod.spec.node_name} forever, or none is left: {what}",
+    )
 
 
 def _add_work(
