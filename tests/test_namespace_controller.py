@@ -511,7 +511,9 @@ def test_events_in_a_namespace_made_again_are_recorded() -> None:
 # --- kubectl's view ----------------------------------------------------------------------------------
 
 
-def test_get_and_describe_show_a_terminating_namespace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def replayed_namespace_deletion(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """A store where namespace team, with a pod whose containers take 20 s to stop, is deleted
+    at 10:01:00."""
     import json
 
     from replay.cli import main
@@ -528,6 +530,13 @@ def test_get_and_describe_show_a_terminating_namespace(tmp_path: Path, capsys: p
     url = f"sqlite:{tmp_path / 'ns.db'}"
     assert main(["replay", str(path), "--store", url]) == 0
     capsys.readouterr()
+    return url
+
+
+def test_get_and_describe_show_a_terminating_namespace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from replay.cli import main
+
+    url = replayed_namespace_deletion(tmp_path, capsys)
     assert main(["get", "ns", NS, "--at", "2026-11-20T10:01:10Z", "--store", url]) == 0
     assert capsys.readouterr().out.splitlines() == ["NAME   STATUS        AGE", "team   Terminating   70s"]
     assert main(["describe", "ns", NS, "--at", "2026-11-20T10:01:10Z", "--store", url]) == 0
@@ -563,22 +572,9 @@ def test_kubectl_delete_of_default_is_forbidden_though_the_history_never_applied
 def test_describe_and_get_events_agree_on_a_terminating_namespaces_events(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], at: str, describe_events: list[str], get_events: list[str]
 ) -> None:
-    import json
-
     from replay.cli import main
 
-    lines = [
-        {"at": "2026-11-20T10:00:00Z", "op": "apply", "object": NODE},
-        {"at": "2026-11-20T10:00:00Z", "op": "kubelet", "stopAfter": "20s"},
-        {"at": "2026-11-20T10:00:00Z", "op": "apply", "object": NAMESPACE},
-        {"at": "2026-11-20T10:00:00Z", "op": "apply", "object": bare_pod("a")},
-        {"at": "2026-11-20T10:01:00Z", "op": "delete", "kind": "ns", "name": NS},
-    ]
-    path = tmp_path / "history.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    url = f"sqlite:{tmp_path / 'ns.db'}"
-    assert main(["replay", str(path), "--store", url]) == 0
-    capsys.readouterr()
+    url = replayed_namespace_deletion(tmp_path, capsys)
     assert main(["describe", "pod", "a", "-n", NS, "--at", at, "--store", url]) == 0  # the pod is still terminating
     out = capsys.readouterr().out.splitlines()
     events = out[next(i for i, line in enumerate(out) if line.startswith("Events:")) :]
