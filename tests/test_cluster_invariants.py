@@ -1538,6 +1538,15 @@ def test_deleting_a_node_does_not_cancel_its_pods_scheduled_eviction(
 # --- taint eviction of Terminating pods, and a pod deleted before its eviction -----------------
 
 
+def eviction_moves(engine: Engine) -> list[tuple[str, int]]:
+    """The timed worker queue's moves, in order: (event type, seconds after T0)."""
+    return [
+        (type(e).__name__, int((e.at - T0).total_seconds()))
+        for e in engine.events
+        if isinstance(e, ev.EvictionScheduled | ev.EvictionCancelled | ev.TerminatingPodEvicted)
+    ]
+
+
 def taint_manager_counts(engine: Engine) -> list[tuple[str, int, int]]:
     """The taint manager's Events with the second first recorded and their count (the event
     correlator's aggregation: one Event, counted, for identical ones)."""
@@ -1667,12 +1676,7 @@ def test_deleting_a_pod_cancels_its_waiting_eviction_with_its_event(
     engine.run([op.Delete(at=T0 + timedelta(seconds=11), kind="Pod", namespace=NS, name="p")])
     engine.run([op.Advance(at=T0 + timedelta(seconds=60))])
     assert pod_of(engine, "p") is None
-    moves = [
-        (type(e).__name__, int((e.at - T0).total_seconds()))
-        for e in engine.events
-        if isinstance(e, ev.EvictionScheduled | ev.EvictionCancelled | ev.TerminatingPodEvicted)
-    ]
-    assert moves == want_moves
+    assert eviction_moves(engine) == want_moves
     assert taint_manager_counts(engine) == want_events
     assert engine.cluster.evictions == {}
 
@@ -1797,12 +1801,7 @@ def test_a_terminating_pods_later_eviction_depends_on_the_key_its_last_run_left(
         engine.run([op.Patch(at=T0 + timedelta(seconds=second), kind="Node", namespace="", name="a", merge=node_taints(*taints))])
     engine.run([op.Advance(at=T0 + timedelta(seconds=35))])
     assert is_terminating(pod_of(engine, "p"))
-    moves = [
-        (type(e).__name__, int((e.at - T0).total_seconds()))
-        for e in engine.events
-        if isinstance(e, ev.EvictionScheduled | ev.EvictionCancelled | ev.TerminatingPodEvicted)
-    ]
-    assert moves == want_moves
+    assert eviction_moves(engine) == want_moves
     assert taint_manager_counts(engine) == want_events
 
 
